@@ -1,1 +1,90 @@
-//! placeholder
+//! Exact find-and-replace over text that arrives in chunks.
+//!
+//! LLM gateways, proxies, guardrails and log redactors receive text in
+//! pieces (model tokens, SSE events, socket reads) and must replace or block
+//! secrets, PII and special tokens before any byte reaches the client. This
+//! crate compiles a list of rules (literals and regexes, each with a
+//! replacement) into [`Rules`], and runs one [`Replacer`] per stream.
+//!
+//! The contract, for every rule set and every input:
+//!
+//! * **Exact.** However the input is split into chunks (empty chunks, 1-byte
+//!   chunks, cuts inside UTF-8 characters included), the concatenated output
+//!   equals [`Rules::replace_all`] on the whole input, byte for byte: the
+//!   leftmost match wins, the earlier rule wins a tie, matches do not
+//!   overlap, each regex keeps its own greedy or lazy preference, and `\b`,
+//!   `$`, empty matches behave as in the `regex` crate.
+//! * **Decided before released.** A match is replaced only once no
+//!   continuation of the stream can change it.
+//! * **Minimal hold-back.** After each feed, everything before the earliest
+//!   position where a match could still start is emitted; the point is
+//!   derived from the automaton, not from a guessed window.
+//! * **Linear and bounded.** Each byte is stepped a bounded number of times
+//!   between two matches, whatever the chunking; held text is capped by
+//!   [`Config::max_held`], failing closed by default.
+//!
+//! # Example
+//!
+//! ```
+//! use stream_replace::Rules;
+//!
+//! let rules = Rules::builder()
+//!     .regex(r"[\w.+-]+@[\w-]+\.\w+", "[EMAIL]")
+//!     .regex(r"\b\d{3}-\d{2}-\d{4}\b", "[SSN]")
+//!     .regex(r"<think>[\s\S]*?</think>", "")
+//!     .build()?;
+//!
+//! let mut r = rules.replacer();
+//! let mut seen = String::new();
+//! for chunk in ["<thi", "nk>hmm</th", "ink>Write to ann@", "example.org or call", " 123-45-6789."] {
+//!     seen += &r.feed(chunk)?;
+//! }
+//! seen += &r.flush()?;
+//! assert_eq!(seen, "Write to [EMAIL] or call [SSN].");
+//! assert_eq!(seen, rules.replace_all("<think>hmm</think>Write to ann@example.org or call 123-45-6789."));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Overview
+//!
+//! * [`Rules`] / [`RulesBuilder`]: the compiled, shareable rule set
+//!   (`Send + Sync`, an `Arc` inside), with [`Rules::replace_all`] as the
+//!   whole-input reference.
+//! * [`Pattern`] and [`Replacement`]: a rule's two halves; replacements are
+//!   literal text, templates (`$1`, `${name}`, `$$`) or closures receiving
+//!   the decided match's [`Captures`].
+//! * [`Replacer`]: one stream, with [`feed`](Replacer::feed),
+//!   [`flush`](Replacer::flush), [`reset`](Replacer::reset), byte variants
+//!   and allocation-free `_into` variants.
+//! * [`Config`] and [`HeldLimit`]: the cap on held bytes and what happens
+//!   there; size limits.
+//! * Adapters: [`wrap`] over an iterator of chunks, [`ReplaceWriter`] and
+//!   [`ReplaceReader`] for `std::io`, and `wrap_stream` over a
+//!   `futures_core::Stream` (feature `stream`).
+//!
+//! Our [`Replacer`] is a stream, not the `regex` crate's `Replacer` trait.
+//!
+//! # Crate features
+//!
+//! * `stream`: `wrap_stream`, an adapter over `futures_core::Stream`
+//!   (adds a dependency on `futures-core`).
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+#![warn(missing_debug_implementations)]
+
+mod adapter;
+mod engine;
+mod error;
+mod replacement;
+mod replacer;
+mod rules;
+
+//TMP pub use crate::adapter::io::{ReplaceReader, ReplaceWriter};
+//TMP pub use crate::adapter::iter::{wrap, Wrap};
+#[cfg(feature = "stream")]
+//TMP pub use crate::adapter::stream::{wrap_stream, WrapStream};
+pub use crate::error::{Error, ErrorKind, StreamError};
+pub use crate::replacement::{Captures, Match, Replacement};
+pub use crate::replacer::Replacer;
+pub use crate::rules::{Config, HeldLimit, Pattern, Rules, RulesBuilder};

@@ -1,0 +1,729 @@
+//! The streaming engine.
+//!
+//! One lazy DFA over all rules (leftmost-first, anchored) is stepped a byte
+//! at a time as a set of live threads, one per candidate start position,
+//! in start order (which is priority order). A match state records the
+//! global best match and drops every later thread; two threads in the same
+//! state have the same future, so only the earlier is kept; a match is
+//! decided once a best match exists and no thread is left. Everything
+//! before the earliest live thread (or best match) can no longer be part of
+//! a match and is released at once.
+//!
+//! Where the lazy DFA cannot go on (a quit byte: a non-ASCII byte when a
+//! rule uses Unicode word look-around; or a cache clear, which invalidates
+//! the states held), the held region is replayed from its earliest live
+//! start with the same thread logic over the Thompson NFA (see `nfa`), and
+//! the stream goes back to the DFA once nothing is alive. Each byte is
+//! stepped at most once by each engine between two decided matches.
+
+mod nfa;
+
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::hybrid::LazyStateID;
+use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
+use regex_automata::util::primitives::StateID;
+use regex_automata::util::start;
+use regex_automata::{Anchored, MatchKind};
+
+use crate::error::{Error, ErrorKind};
+use crate::rules::Config;
+
+/// Bytes of already-released text kept before the held region, as
+/// look-behind context (the longest UTF-8 character).
+const CONTEXT: usize = 4;
+
+/// The immutable, shared part of the engine.
+#[derive(Debug)]
+pub(crate) struct Program {
+    dfa: DFA,
+    /// For each look-behind (index 0: start of input, `1 + b`: byte `b`),
+    /// the index of its row in `may_start`.
+    lb_row: [u8; 257],
+    /// Rows of 256 bits: whether a thread started after that look-behind
+    /// survives its first byte. Quit bytes and unknown starts are set.
+    may_start: Vec<[u64; 4]>,
+    /// Whether no thread can ever start.
+    never: bool,
+}
+
+impl Program {
+    pub(crate) fn new(sources: &[String], config: &Config) -> Result<Program, Error> {
+        let dfa = DFA::builder()
+            .configure(
+                DFA::config()
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .unicode_word_boundary(true)
+                    .cache_capacity(config.get_cache_capacity())
+                    .skip_cache_capacity_check(true),
+            )
+            .thompson(
+                thompson::Config::new()
+                    .nfa_size_limit(Some(config.get_size_limit()))
+                    .which_captures(WhichCaptures::None),
+            )
+            .build_many(sources)
+            .map_err(|e| {
+                let kind = if e.to_string().contains("exceeds") {
+                    ErrorKind::TooBig
+                } else {
+                    ErrorKind::Build
+                };
+                Error::new(kind, None, None, e.to_string())
+            })?;
+        let mut cache = dfa.create_cache();
+        let mut lb_row = [0u8; 257];
+        let mut may_start: Vec<[u64; 4]> = Vec::new();
+        for (lb, slot) in lb_row.iter_mut().enumerate() {
+            let row = loop {
+                let clears = cache.clear_count();
+                let row = start_row(&dfa, &mut cache, (lb > 0).then(|| (lb - 1) as u8));
+                if cache.clear_count() == clears {
+                    break row;
+                }
+            };
+            let idx = match may_start.iter().position(|r| *r == row) {
+                Some(i) => i,
+                None => {
+                    may_start.push(row);
+                    may_start.len() - 1
+                }
+            };
+            *slot = idx as u8;
+        }
+        let never = sources.is_empty() || may_start.iter().all(|r| *r == [0; 4]);
+        Ok(Program {
+            dfa,
+            lb_row,
+            may_start,
+            never,
+        })
+    }
+
+    pub(crate) fn create_cache(&self) -> Cache {
+        self.dfa.create_cache()
+    }
+
+    fn nfa(&self) -> &NFA {
+        self.dfa.get_nfa()
+    }
+
+    #[inline(always)]
+    fn may_start(&self, lb: Option<u8>, b: u8) -> bool {
+        let row = self.lb_row[lb.map_or(0, |b| b as usize + 1)] as usize;
+        self.may_start[row][(b >> 6) as usize] & (1 << (b & 63)) != 0
+    }
+}
+
+fn start_row(dfa: &DFA, cache: &mut Cache, lb: Option<u8>) -> [u64; 4] {
+    let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
+    let Ok(sid) = dfa.start_state(cache, &cfg) else {
+        return [u64::MAX; 4];
+    };
+    let mut row = [0u64; 4];
+    if sid.is_dead() {
+        return row;
+    }
+    for b in 0..=255u8 {
+        let alive = match dfa.next_state(cache, sid, b) {
+            Ok(next) => !next.is_dead(),
+            Err(_) => true,
+        };
+        if alive && !is_continuation(b) {
+            row[(b >> 6) as usize] |= 1 << (b & 63);
+        }
+    }
+    row
+}
+
+#[inline(always)]
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// The length of the UTF-8 encoding that starts with `b`, or 1 where `b`
+/// cannot start one (as `regex-automata`'s own decoder sees it).
+fn utf8_len(b: u8) -> usize {
+    match b {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    }
+}
+
+/// Where decided text goes: raw text, and decided matches with their rule.
+pub(crate) trait Sink {
+    /// Text that is part of no match.
+    fn text(&mut self, bytes: &[u8]);
+    /// A decided match of `rule` over `hay[start..end]`; `offset` is the
+    /// stream offset of `hay[0]`, and `hay` reaches past `end` far enough for
+    /// look-ahead (or to the end of input).
+    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize);
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Thread {
+    start: usize,
+    sid: LazyStateID,
+}
+
+#[derive(Debug)]
+struct NThread {
+    start: usize,
+    set: Vec<StateID>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Best {
+    start: usize,
+    end: usize,
+    rule: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Dfa,
+    /// The NFA runs at least until this position has been stepped.
+    Nfa {
+        until: usize,
+    },
+}
+
+/// Signals that the DFA cannot go on; holds the position to replay from.
+struct Fallback(usize);
+
+/// One stream's state. Positions are stream offsets; `buf[0]` is at `base`.
+#[derive(Debug)]
+pub(crate) struct Stream {
+    cache: Cache,
+    buf: Vec<u8>,
+    base: usize,
+    /// Everything before this has been given to the sink.
+    emitted: usize,
+    /// The next byte to step.
+    pos: usize,
+    threads: Vec<Thread>,
+    nthreads: Vec<NThread>,
+    best: Option<Best>,
+    last_end: Option<usize>,
+    mode: Mode,
+    scratch: Option<Box<nfa::Scratch>>,
+}
+
+impl Stream {
+    pub(crate) fn new(prog: &Program) -> Stream {
+        Stream {
+            cache: prog.create_cache(),
+            buf: Vec::new(),
+            base: 0,
+            emitted: 0,
+            pos: 0,
+            threads: Vec::new(),
+            nthreads: Vec::new(),
+            best: None,
+            last_end: None,
+            mode: Mode::Dfa,
+            scratch: None,
+        }
+    }
+
+    /// Forgets the stream; keeps the allocations and the DFA cache.
+    pub(crate) fn reset(&mut self) {
+        self.buf.clear();
+        self.base = 0;
+        self.emitted = 0;
+        self.pos = 0;
+        self.threads.clear();
+        self.clear_nthreads();
+        self.best = None;
+        self.last_end = None;
+        self.mode = Mode::Dfa;
+    }
+
+    /// Bytes received but not yet released.
+    pub(crate) fn held(&self) -> usize {
+        self.base + self.buf.len() - self.emitted
+    }
+
+    /// The total number of bytes fed so far.
+    pub(crate) fn offset(&self) -> usize {
+        self.base + self.buf.len()
+    }
+
+    /// Feeds a chunk and releases what is decided. With `whole_chars`, the
+    /// release point never falls inside a UTF-8 character.
+    pub(crate) fn feed(
+        &mut self,
+        prog: &Program,
+        chunk: &[u8],
+        whole_chars: bool,
+        sink: &mut impl Sink,
+    ) {
+        if prog.never && self.held() == 0 {
+            // No rule can ever match: pass through without buffering, but
+            // keep the stream offset and look-behind context right.
+            sink.text(chunk);
+            self.append_released(chunk);
+            return;
+        }
+        self.buf.extend_from_slice(chunk);
+        self.run(prog, false, sink);
+        let mut safe = self.pos;
+        if let Some(t) = self.threads.first() {
+            safe = safe.min(t.start);
+        }
+        if let Some(t) = self.nthreads.first() {
+            safe = safe.min(t.start);
+        }
+        if let Some(b) = self.best {
+            safe = safe.min(b.start);
+        }
+        if whole_chars {
+            let end = self.offset();
+            while safe > self.emitted && safe < end && is_continuation(self.buf[safe - self.base]) {
+                safe -= 1;
+            }
+        }
+        self.release(safe, sink);
+        self.compact();
+    }
+
+    /// Ends the input and releases everything.
+    pub(crate) fn finish(&mut self, prog: &Program, sink: &mut impl Sink) {
+        self.run(prog, true, sink);
+        let end = self.offset();
+        self.release(end, sink);
+        self.reset();
+    }
+
+    /// Drops everything held and continues as if the stream had been
+    /// released up to here (used by the held-limit policies).
+    pub(crate) fn discard_held(&mut self) {
+        let end = self.offset();
+        self.threads.clear();
+        self.clear_nthreads();
+        self.best = None;
+        self.emitted = end;
+        self.pos = end;
+        self.last_end = None;
+        self.mode = Mode::Dfa;
+        self.compact();
+    }
+
+    fn append_released(&mut self, chunk: &[u8]) {
+        self.buf.extend_from_slice(chunk);
+        let end = self.offset();
+        self.emitted = end;
+        self.pos = end;
+        self.compact();
+    }
+
+    fn release(&mut self, upto: usize, sink: &mut impl Sink) {
+        if upto > self.emitted {
+            sink.text(&self.buf[self.emitted - self.base..upto - self.base]);
+            self.emitted = upto;
+        }
+    }
+
+    /// Drops released bytes that are no longer needed as context, when they
+    /// are at least half the buffer (so the cost is amortised linear).
+    fn compact(&mut self) {
+        let keep = self.emitted.saturating_sub(CONTEXT).max(self.base);
+        let dead = keep - self.base;
+        if dead > 0 && dead >= self.buf.len() - dead {
+            self.buf.drain(..dead);
+            self.base = keep;
+        }
+    }
+
+    fn clear_nthreads(&mut self) {
+        if let Some(s) = self.scratch.as_mut() {
+            for t in self.nthreads.drain(..) {
+                s.give_set(t.set);
+            }
+        }
+        self.nthreads.clear();
+    }
+
+    fn decide(&mut self, best: Best, rules_sink: &mut impl Sink) {
+        debug_assert!(self.threads.is_empty() && self.nthreads.is_empty());
+        self.release(best.start, rules_sink);
+        rules_sink.matched(
+            &self.buf,
+            self.base,
+            best.rule,
+            best.start - self.base,
+            best.end - self.base,
+        );
+        self.emitted = best.end;
+        self.last_end = Some(best.end);
+        self.pos = best.end;
+    }
+
+    fn enter_nfa(&mut self, from: usize, until: usize) {
+        self.threads.clear();
+        self.clear_nthreads();
+        self.best = None;
+        self.pos = from;
+        self.mode = Mode::Nfa { until };
+        if self.scratch.is_none() {
+            self.scratch = Some(Box::default());
+        }
+    }
+
+    fn run(&mut self, prog: &Program, eof: bool, sink: &mut impl Sink) {
+        loop {
+            let end = self.offset();
+            match self.mode {
+                Mode::Dfa => {
+                    if let Err(Fallback(r)) = self.run_dfa(prog, sink) {
+                        let until = self.pos;
+                        self.enter_nfa(r, until);
+                        continue;
+                    }
+                }
+                Mode::Nfa { .. } => {
+                    if self.run_nfa(prog, eof, sink) {
+                        continue;
+                    }
+                }
+            }
+            if !eof {
+                return;
+            }
+            debug_assert_eq!(self.pos, end);
+            let eoi = match self.mode {
+                Mode::Dfa => self.eoi_dfa(prog),
+                Mode::Nfa { .. } => {
+                    self.eoi_nfa(prog);
+                    Ok(())
+                }
+            };
+            if let Err(Fallback(r)) = eoi {
+                self.enter_nfa(r, end);
+                continue;
+            }
+            self.threads.clear();
+            self.clear_nthreads();
+            match self.best.take() {
+                Some(best) => self.decide(best, sink),
+                None => return,
+            }
+        }
+    }
+
+    /// Where a replay must start: the earliest live start, best match start
+    /// or the given position.
+    fn replay_from(&self, p: usize) -> usize {
+        let mut r = p;
+        if let Some(t) = self.threads.first() {
+            r = r.min(t.start);
+        }
+        if let Some(b) = self.best {
+            r = r.min(b.start);
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn look_behind(&self, p: usize) -> Option<u8> {
+        (p > 0).then(|| self.buf[p - 1 - self.base])
+    }
+
+    /// Records a match of the thread that started at `start`, ending at `end`,
+    /// unless it is an empty match at the end of the previous match (which
+    /// `find_iter` skips). Returns whether it was recorded.
+    #[inline(always)]
+    fn record(&mut self, start: usize, end: usize, rule: usize) -> bool {
+        if start == end && self.last_end == Some(end) {
+            return false;
+        }
+        self.best = Some(Best { start, end, rule });
+        true
+    }
+
+    fn run_dfa(&mut self, prog: &Program, sink: &mut impl Sink) -> Result<(), Fallback> {
+        let dfa = &prog.dfa;
+        loop {
+            let end = self.offset();
+            if self.threads.is_empty() && self.best.is_none() {
+                // Nothing alive: skip to the next byte where a thread can
+                // survive its first byte.
+                let mut p = self.pos;
+                let mut lb = self.look_behind(p);
+                while p < end {
+                    let b = self.buf[p - self.base];
+                    if prog.may_start(lb, b) {
+                        break;
+                    }
+                    lb = Some(b);
+                    p += 1;
+                }
+                self.pos = p;
+            }
+            let p = self.pos;
+            if p >= end {
+                return Ok(());
+            }
+            let from = self.replay_from(p);
+            let b = self.buf[p - self.base];
+            let clears = self.cache.clear_count();
+            let mut kept = 0;
+            let mut i = 0;
+            while i < self.threads.len() {
+                let t = self.threads[i];
+                i += 1;
+                let next = dfa
+                    .next_state(&mut self.cache, t.sid, b)
+                    .map_err(|_| Fallback(from))?;
+                if self.cache.clear_count() != clears {
+                    return Err(Fallback(from));
+                }
+                if next.is_tagged() {
+                    if next.is_dead() {
+                        continue;
+                    }
+                    if next.is_quit() {
+                        return Err(Fallback(from));
+                    }
+                    if next.is_match() {
+                        let rule = dfa.match_pattern(&self.cache, next, 0).as_usize();
+                        if self.record(t.start, p, rule) {
+                            // A match of an earlier start beats every later
+                            // thread.
+                            self.threads[kept] = Thread {
+                                start: t.start,
+                                sid: next,
+                            };
+                            kept += 1;
+                            break;
+                        }
+                    }
+                }
+                if self.threads[..kept].iter().any(|k| k.sid == next) {
+                    continue;
+                }
+                self.threads[kept] = Thread {
+                    start: t.start,
+                    sid: next,
+                };
+                kept += 1;
+            }
+            self.threads.truncate(kept);
+            if self.best.is_none() && !is_continuation(b) {
+                let lb = self.look_behind(p);
+                if prog.may_start(lb, b) {
+                    let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
+                    let sid = dfa
+                        .start_state(&mut self.cache, &cfg)
+                        .map_err(|_| Fallback(from))?;
+                    let next = dfa
+                        .next_state(&mut self.cache, sid, b)
+                        .map_err(|_| Fallback(from))?;
+                    if self.cache.clear_count() != clears || next.is_quit() {
+                        return Err(Fallback(from));
+                    }
+                    if !next.is_dead() {
+                        if next.is_match() {
+                            let rule = dfa.match_pattern(&self.cache, next, 0).as_usize();
+                            self.record(p, p, rule);
+                        }
+                        if !self.threads.iter().any(|k| k.sid == next) {
+                            self.threads.push(Thread {
+                                start: p,
+                                sid: next,
+                            });
+                        }
+                    }
+                }
+            }
+            self.pos = p + 1;
+            if self.threads.is_empty() {
+                if let Some(best) = self.best.take() {
+                    self.decide(best, sink);
+                }
+            }
+        }
+    }
+
+    fn eoi_dfa(&mut self, prog: &Program) -> Result<(), Fallback> {
+        let dfa = &prog.dfa;
+        let p = self.pos;
+        let from = self.replay_from(p);
+        let clears = self.cache.clear_count();
+        for i in 0..self.threads.len() {
+            let t = self.threads[i];
+            let next = dfa
+                .next_eoi_state(&mut self.cache, t.sid)
+                .map_err(|_| Fallback(from))?;
+            if self.cache.clear_count() != clears || next.is_quit() {
+                return Err(Fallback(from));
+            }
+            if next.is_match() {
+                let rule = dfa.match_pattern(&self.cache, next, 0).as_usize();
+                if self.record(t.start, p, rule) {
+                    return Ok(());
+                }
+            }
+        }
+        if self.best.is_none() {
+            let lb = self.look_behind(p);
+            let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
+            let sid = dfa
+                .start_state(&mut self.cache, &cfg)
+                .map_err(|_| Fallback(from))?;
+            let next = dfa
+                .next_eoi_state(&mut self.cache, sid)
+                .map_err(|_| Fallback(from))?;
+            if self.cache.clear_count() != clears || next.is_quit() {
+                return Err(Fallback(from));
+            }
+            if next.is_match() {
+                let rule = dfa.match_pattern(&self.cache, next, 0).as_usize();
+                self.record(p, p, rule);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the NFA may step position `p`: look-around there and at
+    /// `p + 1` needs the whole character at each, or the end of input.
+    fn nfa_ready(&self, p: usize, eof: bool) -> bool {
+        if eof {
+            return true;
+        }
+        let end = self.offset();
+        let complete = |q: usize| q < end && q + utf8_len(self.buf[q - self.base]) <= end;
+        complete(p) && complete(p + 1)
+    }
+
+    /// Runs the NFA. Returns true when it handed back to the DFA (the caller
+    /// loops), false when it stopped at the end of what it may step.
+    fn run_nfa(&mut self, prog: &Program, eof: bool, sink: &mut impl Sink) -> bool {
+        let nfa = prog.nfa();
+        let Mode::Nfa { until } = self.mode else {
+            return false;
+        };
+        let mut scratch = self.scratch.take().unwrap_or_default();
+        let handed_back = loop {
+            let end = self.offset();
+            let p = self.pos;
+            if self.nthreads.is_empty()
+                && self.best.is_none()
+                && p > until
+                && self.look_behind(p).is_none_or(|b| b < 0x80)
+            {
+                self.mode = Mode::Dfa;
+                break true;
+            }
+            if p >= end || !self.nfa_ready(p, eof) {
+                break false;
+            }
+            let b = self.buf[p - self.base];
+            let hay = &self.buf[..];
+            let at = p - self.base;
+            let mut kept: Vec<NThread> = Vec::with_capacity(self.nthreads.len() + 1);
+            let mut old = std::mem::take(&mut self.nthreads).into_iter();
+            for t in old.by_ref() {
+                let mut next = scratch.take_set();
+                let matched = scratch.step(nfa, &t.set, hay, at, &mut next);
+                scratch.give_set(t.set);
+                if let Some(pid) = matched {
+                    if !(t.start == p && self.last_end == Some(p)) {
+                        self.best = Some(Best {
+                            start: t.start,
+                            end: p,
+                            rule: pid.as_usize(),
+                        });
+                        if next.is_empty() {
+                            scratch.give_set(next);
+                        } else {
+                            kept.push(NThread {
+                                start: t.start,
+                                set: next,
+                            });
+                        }
+                        break;
+                    }
+                }
+                if next.is_empty() || kept.iter().any(|k| k.set == next) {
+                    scratch.give_set(next);
+                    continue;
+                }
+                kept.push(NThread {
+                    start: t.start,
+                    set: next,
+                });
+            }
+            for t in old {
+                scratch.give_set(t.set);
+            }
+            if self.best.is_none() && !is_continuation(b) && prog.may_start(self.look_behind(p), b)
+            {
+                let mut curr = scratch.take_set();
+                scratch.start(nfa, hay, at, &mut curr);
+                let mut next = scratch.take_set();
+                let matched = scratch.step(nfa, &curr, hay, at, &mut next);
+                scratch.give_set(curr);
+                if let Some(pid) = matched {
+                    if self.last_end != Some(p) {
+                        self.best = Some(Best {
+                            start: p,
+                            end: p,
+                            rule: pid.as_usize(),
+                        });
+                    }
+                }
+                if next.is_empty() || kept.iter().any(|k| k.set == next) {
+                    scratch.give_set(next);
+                } else {
+                    kept.push(NThread {
+                        start: p,
+                        set: next,
+                    });
+                }
+            }
+            self.nthreads = kept;
+            self.pos = p + 1;
+            if self.nthreads.is_empty() {
+                if let Some(best) = self.best.take() {
+                    self.decide(best, sink);
+                }
+            }
+        };
+        self.scratch = Some(scratch);
+        handed_back
+    }
+
+    fn eoi_nfa(&mut self, prog: &Program) {
+        let nfa = prog.nfa();
+        let p = self.pos;
+        for t in &self.nthreads {
+            if let Some(pid) = nfa::Scratch::eoi(nfa, &t.set) {
+                self.best = Some(Best {
+                    start: t.start,
+                    end: p,
+                    rule: pid.as_usize(),
+                });
+                return;
+            }
+        }
+        if self.best.is_none() {
+            let mut scratch = self.scratch.take().unwrap_or_default();
+            let mut curr = scratch.take_set();
+            scratch.start(nfa, &self.buf, p - self.base, &mut curr);
+            if let Some(pid) = nfa::Scratch::eoi(nfa, &curr) {
+                if self.last_end != Some(p) {
+                    self.best = Some(Best {
+                        start: p,
+                        end: p,
+                        rule: pid.as_usize(),
+                    });
+                }
+            }
+            scratch.give_set(curr);
+            self.scratch = Some(scratch);
+        }
+    }
+}

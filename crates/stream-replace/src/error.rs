@@ -1,0 +1,161 @@
+//! Errors from building rules and from running a stream.
+
+use std::fmt;
+
+/// An error from building [`Rules`](crate::Rules).
+///
+/// It names the rule at fault (its index in the order the rules were added)
+/// where there is one, and keeps the underlying syntax or size error.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{ErrorKind, Rules};
+///
+/// let err = Rules::builder()
+///     .literal("ok", "fine")
+///     .regex(r"(unclosed", "x")
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(err.rule(), Some(1));
+/// assert_eq!(err.kind(), &ErrorKind::Syntax);
+/// assert!(err.to_string().contains("rule 1"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Error {
+    kind: ErrorKind,
+    rule: Option<usize>,
+    pattern: Option<String>,
+    message: String,
+}
+
+/// What went wrong when building [`Rules`](crate::Rules).
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A regex rule's pattern is not valid `regex` syntax.
+    Syntax,
+    /// A replacement template names a capture group the rule's pattern
+    /// does not have (for example `${nmae}` or `$1a`).
+    UnknownGroup,
+    /// The rule, or the whole rule set, is larger than the configured size
+    /// limit allows.
+    TooBig,
+    /// Building the matching engine failed for another reason.
+    Build,
+}
+
+impl Error {
+    pub(crate) fn new(
+        kind: ErrorKind,
+        rule: Option<usize>,
+        pattern: Option<&str>,
+        message: impl Into<String>,
+    ) -> Error {
+        Error {
+            kind,
+            rule,
+            pattern: pattern.map(str::to_owned),
+            message: message.into(),
+        }
+    }
+
+    /// What kind of error this is.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The index of the rule at fault, in the order the rules were added,
+    /// or `None` when the error concerns the rule set as a whole.
+    pub fn rule(&self) -> Option<usize> {
+        self.rule
+    }
+
+    /// The pattern of the rule at fault, when there is one.
+    pub fn pattern(&self) -> Option<&str> {
+        self.pattern.as_deref()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            ErrorKind::Syntax => "invalid pattern",
+            ErrorKind::UnknownGroup => "replacement names an unknown capture group",
+            ErrorKind::TooBig => "pattern too big",
+            ErrorKind::Build => "cannot build rules",
+        };
+        match (self.rule, &self.pattern) {
+            (Some(i), Some(p)) => write!(f, "rule {i} ({p:?}): {what}: {}", self.message),
+            (Some(i), None) => write!(f, "rule {i}: {what}: {}", self.message),
+            _ => write!(f, "{what}: {}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// An error from a running stream: the held text reached the configured
+/// limit.
+///
+/// Under the default policy ([`HeldLimit::Fail`](crate::HeldLimit::Fail)) the
+/// held text is discarded, never emitted, and the stream stays failed until
+/// [`Replacer::reset`](crate::Replacer::reset).
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{Config, Rules};
+///
+/// let rules = Rules::builder()
+///     .regex(r"<think>[\s\S]*?</think>", "")
+///     .config(Config::new().max_held(16))
+///     .build()?;
+/// let mut r = rules.replacer();
+/// assert_eq!(r.feed("a <think>")?, "a ");
+/// let err = r.feed("this goes on and on").unwrap_err();
+/// assert_eq!(err.limit(), 16);
+/// assert!(r.feed("more").is_err());
+/// r.reset();
+/// assert_eq!(r.feed("fresh")?, "fresh");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamError {
+    held: usize,
+    limit: usize,
+}
+
+impl StreamError {
+    pub(crate) fn new(held: usize, limit: usize) -> StreamError {
+        StreamError { held, limit }
+    }
+
+    /// How many bytes were held when the limit was exceeded.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// The configured limit on held bytes.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+impl fmt::Display for StreamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "stream stopped: {} bytes held, more than the limit of {}; the held text was discarded",
+            self.held, self.limit
+        )
+    }
+}
+
+impl std::error::Error for StreamError {}
+
+impl From<StreamError> for std::io::Error {
+    fn from(e: StreamError) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, e)
+    }
+}

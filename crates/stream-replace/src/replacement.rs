@@ -1,0 +1,461 @@
+//! What a rule puts in place of its match: literal text, a template with
+//! capture references, or a closure.
+
+use std::fmt;
+use std::sync::Arc;
+
+use regex_automata::util::captures::{Captures as RawCaptures, GroupInfo};
+use regex_automata::PatternID;
+
+use crate::error::{Error, ErrorKind};
+
+type Callback = dyn Fn(&Captures<'_>) -> String + Send + Sync + 'static;
+
+/// The replacement of a rule.
+///
+/// Build one with [`Replacement::literal`], [`Replacement::template`] or
+/// [`Replacement::with`], and pass it to
+/// [`RulesBuilder::rule`](crate::RulesBuilder::rule). The shorthand builder
+/// methods pick one for you: [`literal`](crate::RulesBuilder::literal) takes
+/// literal text, [`regex`](crate::RulesBuilder::regex) a template.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{Pattern, Replacement, Rules};
+///
+/// let rules = Rules::builder()
+///     .rule(Pattern::regex(r"(\w+)@(\w+)\.com"), Replacement::template("$2:$1"))
+///     .rule(Pattern::regex(r"\$\d+"), Replacement::literal("$$$"))
+///     .rule(Pattern::literal("hi"), Replacement::with(|c| c.as_str().to_uppercase()))
+///     .build()?;
+/// assert_eq!(rules.replace_all("hi bob@home.com, $5"), "HI home:bob, $$$");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Replacement {
+    kind: Kind,
+}
+
+#[derive(Clone)]
+enum Kind {
+    Literal(Arc<str>),
+    Template(Arc<str>),
+    Closure(Arc<Callback>),
+}
+
+impl Replacement {
+    /// Literal text: inserted as it is, with no `$` expansion.
+    pub fn literal(text: impl Into<String>) -> Replacement {
+        Replacement {
+            kind: Kind::Literal(text.into().into()),
+        }
+    }
+
+    /// A template: `$1`, `$name`, `${name}` and `${1}` insert a capture
+    /// group (the empty string when the group did not take part in the
+    /// match), `$$` inserts a `$`; a `$` followed by anything else is kept
+    /// as it is. The syntax is that of `regex`'s `Captures::expand`, with one
+    /// difference: a group name the pattern does not define is an error when
+    /// the rules are built, not a silent empty string.
+    pub fn template(template: impl Into<String>) -> Replacement {
+        Replacement {
+            kind: Kind::Template(template.into().into()),
+        }
+    }
+
+    /// A closure that receives the decided match, with its capture groups,
+    /// and returns the text to put in its place.
+    ///
+    /// In a stream the closure runs once per match, when the match is
+    /// decided, in stream order.
+    pub fn with<F>(f: F) -> Replacement
+    where
+        F: Fn(&Captures<'_>) -> String + Send + Sync + 'static,
+    {
+        Replacement {
+            kind: Kind::Closure(Arc::new(f)),
+        }
+    }
+
+    pub(crate) fn compile(
+        &self,
+        rule: usize,
+        pattern: &str,
+        info: &GroupInfo,
+    ) -> Result<Compiled, Error> {
+        Ok(match &self.kind {
+            Kind::Literal(s) => Compiled::Literal(s.as_bytes().into()),
+            Kind::Closure(f) => Compiled::Closure(f.clone()),
+            Kind::Template(t) => {
+                let parts = parse_template(t.as_bytes(), |name| {
+                    let idx = match name.parse::<usize>() {
+                        Ok(i) if i < info.group_len(PatternID::ZERO) => Some(i),
+                        Ok(_) => None,
+                        Err(_) => info.to_index(PatternID::ZERO, name),
+                    };
+                    idx.ok_or_else(|| {
+                        let hint = match name.find(|c: char| !c.is_ascii_digit()) {
+                            Some(k) if k > 0 => {
+                                format!("; to follow group {} by text, write ${{{}}}", &name[..k], &name[..k])
+                            }
+                            _ => String::new(),
+                        };
+                        Error::new(
+                            ErrorKind::UnknownGroup,
+                            Some(rule),
+                            Some(pattern),
+                            format!("the template {t:?} names group {name:?}, which the pattern does not define{hint}"),
+                        )
+                    })
+                })?;
+                if parts.iter().all(|p| matches!(p, Part::Text(_))) {
+                    let mut text = Vec::new();
+                    for p in parts {
+                        if let Part::Text(t) = p {
+                            text.extend_from_slice(&t);
+                        }
+                    }
+                    Compiled::Literal(text.into())
+                } else {
+                    Compiled::Template(parts.into())
+                }
+            }
+        })
+    }
+}
+
+impl fmt::Debug for Replacement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            Kind::Literal(s) => f.debug_tuple("Literal").field(s).finish(),
+            Kind::Template(s) => f.debug_tuple("Template").field(s).finish(),
+            Kind::Closure(_) => f.write_str("Closure(..)"),
+        }
+    }
+}
+
+/// A piece of a parsed template.
+#[derive(Clone, Debug)]
+pub(crate) enum Part {
+    Text(Vec<u8>),
+    Group(usize),
+}
+
+/// A replacement ready to run.
+#[derive(Clone)]
+pub(crate) enum Compiled {
+    Literal(Box<[u8]>),
+    Template(Box<[Part]>),
+    Closure(Arc<Callback>),
+}
+
+impl Compiled {
+    /// Whether running this replacement needs the capture groups.
+    pub(crate) fn needs_captures(&self) -> bool {
+        !matches!(self, Compiled::Literal(_))
+    }
+
+    /// Appends the replacement of the match described by `caps` to `out`.
+    pub(crate) fn append(&self, caps: Option<&Captures<'_>>, out: &mut Vec<u8>) {
+        match self {
+            Compiled::Literal(t) => out.extend_from_slice(t),
+            Compiled::Template(parts) => {
+                for p in parts.iter() {
+                    match p {
+                        Part::Text(t) => out.extend_from_slice(t),
+                        Part::Group(i) => {
+                            if let Some(m) = caps.and_then(|c| c.get(*i)) {
+                                out.extend_from_slice(m.as_bytes());
+                            }
+                        }
+                    }
+                }
+            }
+            Compiled::Closure(f) => {
+                if let Some(c) = caps {
+                    out.extend_from_slice(f(c).as_bytes());
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Compiled::Literal(t) => f.debug_tuple("Literal").field(t).finish(),
+            Compiled::Template(p) => f.debug_tuple("Template").field(p).finish(),
+            Compiled::Closure(_) => f.write_str("Closure(..)"),
+        }
+    }
+}
+
+/// Parses a template in the syntax of `regex`'s `Captures::expand`,
+/// resolving each group reference with `resolve`.
+fn parse_template(
+    mut t: &[u8],
+    mut resolve: impl FnMut(&str) -> Result<usize, Error>,
+) -> Result<Vec<Part>, Error> {
+    let mut parts = Vec::new();
+    let mut text = Vec::new();
+    while !t.is_empty() {
+        let Some(i) = memchr::memchr(b'$', t) else {
+            text.extend_from_slice(t);
+            break;
+        };
+        text.extend_from_slice(&t[..i]);
+        t = &t[i..];
+        if t.get(1) == Some(&b'$') {
+            text.push(b'$');
+            t = &t[2..];
+            continue;
+        }
+        let (name, rest) = if t.get(1) == Some(&b'{') {
+            match memchr::memchr(b'}', &t[2..]) {
+                Some(j) if j > 0 => (&t[2..2 + j], &t[3 + j..]),
+                _ => (&t[..0], t),
+            }
+        } else {
+            let n = t[1..]
+                .iter()
+                .take_while(|&&b| b == b'_' || b.is_ascii_alphanumeric())
+                .count();
+            (&t[1..1 + n], &t[1 + n..])
+        };
+        // A name is valid UTF-8: it is ASCII or sits between `{` and `}`
+        // of a template that came from a `String`.
+        let name = std::str::from_utf8(name).unwrap_or("");
+        if name.is_empty() {
+            text.push(b'$');
+            t = &t[1..];
+            continue;
+        }
+        if !text.is_empty() {
+            parts.push(Part::Text(std::mem::take(&mut text)));
+        }
+        parts.push(Part::Group(resolve(name)?));
+        t = rest;
+    }
+    if !text.is_empty() {
+        parts.push(Part::Text(text));
+    }
+    Ok(parts)
+}
+
+/// A decided match: its position in the stream and its text.
+///
+/// Offsets count bytes from the start of the stream (or of the haystack for
+/// [`Rules::replace_all`](crate::Rules::replace_all)).
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::Rules;
+///
+/// let rules = Rules::builder()
+///     .regex_with(r"\d+", |c| {
+///         let m = c.get(0).unwrap();
+///         format!("<{}@{}>", m.as_str(), m.start())
+///     })
+///     .build()?;
+/// let mut r = rules.replacer();
+/// let mut out = r.feed("ab 12")?;
+/// out += &r.feed("3 cd")?;
+/// out += &r.flush()?;
+/// assert_eq!(out, "ab <123@3> cd");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Match<'h> {
+    start: usize,
+    bytes: &'h [u8],
+}
+
+impl<'h> Match<'h> {
+    /// The offset of the first byte of the match.
+    pub fn start(&self) -> usize {
+        self.start
+    }
+
+    /// The offset just past the last byte of the match.
+    pub fn end(&self) -> usize {
+        self.start + self.bytes.len()
+    }
+
+    /// The length of the match in bytes.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether the match is empty.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The matched text.
+    ///
+    /// Every pattern matches only valid UTF-8 (as in `regex`), so this never
+    /// loses anything, even when the stream is fed invalid UTF-8 bytes.
+    pub fn as_str(&self) -> &'h str {
+        match std::str::from_utf8(self.bytes) {
+            Ok(s) => s,
+            // Unreachable: rules are compiled in UTF-8 mode, where a match
+            // and each of its groups always spans valid UTF-8.
+            Err(e) => std::str::from_utf8(&self.bytes[..e.valid_up_to()]).unwrap_or_default(),
+        }
+    }
+
+    /// The matched bytes.
+    pub fn as_bytes(&self) -> &'h [u8] {
+        self.bytes
+    }
+}
+
+/// The capture groups of a decided match, handed to replacement closures.
+///
+/// Group 0 is the whole match.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::Rules;
+///
+/// let rules = Rules::builder()
+///     .regex_with(r"(?<user>\w+)@(\w+)", |c| {
+///         format!("{}@{} (rule {})", &c["user"][..1], &c[2], c.rule())
+///     })
+///     .build()?;
+/// assert_eq!(rules.replace_all("mail ann@home"), "mail a@home (rule 0)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Captures<'h> {
+    haystack: &'h [u8],
+    offset: usize,
+    rule: usize,
+    raw: &'h RawCaptures,
+}
+
+impl<'h> Captures<'h> {
+    pub(crate) fn new(
+        haystack: &'h [u8],
+        offset: usize,
+        rule: usize,
+        raw: &'h RawCaptures,
+    ) -> Captures<'h> {
+        Captures {
+            haystack,
+            offset,
+            rule,
+            raw,
+        }
+    }
+
+    /// The index of the rule that matched, in the order the rules were added.
+    pub fn rule(&self) -> usize {
+        self.rule
+    }
+
+    /// The whole match (group 0).
+    pub fn get_match(&self) -> Match<'h> {
+        self.get(0).unwrap_or(Match {
+            start: self.offset,
+            bytes: &[],
+        })
+    }
+
+    /// The text of the whole match.
+    pub fn as_str(&self) -> &'h str {
+        self.get_match().as_str()
+    }
+
+    /// Group `i`, or `None` when the group did not take part in the match or
+    /// does not exist.
+    pub fn get(&self, i: usize) -> Option<Match<'h>> {
+        let span = self.raw.get_group(i)?;
+        Some(Match {
+            start: self.offset + span.start,
+            bytes: &self.haystack[span.start..span.end],
+        })
+    }
+
+    /// The group named `name`, or `None` when it did not take part in the
+    /// match or does not exist.
+    pub fn name(&self, name: &str) -> Option<Match<'h>> {
+        let span = self.raw.get_group_by_name(name)?;
+        Some(Match {
+            start: self.offset + span.start,
+            bytes: &self.haystack[span.start..span.end],
+        })
+    }
+
+    /// The number of groups of the rule's pattern, group 0 included.
+    pub fn len(&self) -> usize {
+        self.raw.group_len()
+    }
+
+    /// Always false: a match has at least group 0.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+impl fmt::Debug for Captures<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let groups: Vec<Option<&str>> = (0..self.len())
+            .map(|i| self.get(i).map(|m| m.as_str()))
+            .collect();
+        f.debug_struct("Captures")
+            .field("rule", &self.rule)
+            .field("groups", &groups)
+            .finish()
+    }
+}
+
+/// The text of group `i`, or the empty string when it did not take part.
+impl<'h> std::ops::Index<usize> for Captures<'h> {
+    type Output = str;
+    fn index(&self, i: usize) -> &str {
+        self.get(i).map_or("", |m| m.as_str())
+    }
+}
+
+/// The text of the group named `name`, or the empty string when it did not
+/// take part.
+impl<'h> std::ops::Index<&str> for Captures<'h> {
+    type Output = str;
+    fn index(&self, name: &str) -> &str {
+        self.name(name).map_or("", |m| m.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(t: &str) -> Vec<String> {
+        parse_template(t.as_bytes(), |n| {
+            n.parse::<usize>()
+                .or_else(|_| if n == "x" { Ok(7) } else { Err(()) })
+                .map_err(|_| Error::new(ErrorKind::UnknownGroup, None, None, n))
+        })
+        .unwrap()
+        .into_iter()
+        .map(|p| match p {
+            Part::Text(t) => String::from_utf8(t).unwrap(),
+            Part::Group(i) => format!("<{i}>"),
+        })
+        .collect()
+    }
+
+    #[test]
+    fn template_syntax() {
+        assert_eq!(parse("a$1b"), vec!["a", "<1>"]);
+        assert_eq!(parse("a${1}b"), vec!["a", "<1>", "b"]);
+        assert_eq!(parse("$$1"), vec!["$1"]);
+        assert_eq!(parse("$x-$"), vec!["<7>", "-$"]);
+        assert_eq!(parse("${}"), vec!["${}"]);
+        assert_eq!(parse("${x"), vec!["${x"]);
+        assert_eq!(parse("$ x"), vec!["$ x"]);
+    }
+}

@@ -1,0 +1,302 @@
+//! One stream's state.
+
+use std::fmt;
+
+use crate::engine::{Sink, Stream};
+use crate::error::StreamError;
+use crate::rules::{HeldLimit, Rules};
+
+/// One stream: feed it chunks, get back the text that is safe to emit.
+///
+/// For every way the input is split into chunks, the concatenated output of
+/// the `feed` calls and the final `flush` equals
+/// [`Rules::replace_all`] on the whole input. After each `feed`, everything
+/// before the earliest position where a match could still start (for some
+/// continuation of the stream) has been returned; the rest is held.
+///
+/// Not to be confused with the `regex` crate's `Replacer` trait: this is a
+/// stream, not a replacement strategy.
+///
+/// The `&str` methods ([`feed`](Replacer::feed), [`flush`](Replacer::flush))
+/// return only whole characters. The byte methods
+/// ([`feed_bytes`](Replacer::feed_bytes), [`flush_bytes`](Replacer::flush_bytes))
+/// accept any bytes, cut anywhere, even inside a UTF-8 character: patterns
+/// match only valid UTF-8, and invalid bytes are passed through unchanged.
+/// Use one family per stream.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::Rules;
+///
+/// let rules = Rules::builder()
+///     .regex(r"[\w.]+@\w+\.com", "[EMAIL]")
+///     .regex(r"<think>[\s\S]*?</think>", "")
+///     .build()?;
+/// let mut r = rules.replacer();
+/// assert_eq!(r.feed("Mail ann.lee@exa")?, "Mail ");
+/// assert_eq!(r.held(), "ann.lee@exa".len());
+/// assert_eq!(r.feed("mple.com now <thi")?, "[EMAIL] now ");
+/// assert_eq!(r.feed("nk>secret</think>!")?, "!");
+/// assert_eq!(r.flush()?, "");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Replacer {
+    rules: Rules,
+    stream: Stream,
+    failed: Option<StreamError>,
+}
+
+struct Out<'a> {
+    rules: &'a Rules,
+    out: &'a mut Vec<u8>,
+}
+
+impl Sink for Out<'_> {
+    fn text(&mut self, bytes: &[u8]) {
+        self.out.extend_from_slice(bytes);
+    }
+
+    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
+        self.rules
+            .append_replacement(hay, offset, rule, start, end, self.out);
+    }
+}
+
+impl Replacer {
+    pub(crate) fn new(rules: Rules) -> Replacer {
+        let stream = Stream::new(&rules.inner.program);
+        Replacer {
+            rules,
+            stream,
+            failed: None,
+        }
+    }
+
+    /// The rules this stream applies.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// How many bytes the stream holds back: received, not yet emitted.
+    pub fn held(&self) -> usize {
+        self.stream.held()
+    }
+
+    /// How many bytes have been fed since the stream started.
+    pub fn offset(&self) -> usize {
+        self.stream.offset()
+    }
+
+    /// Feeds a chunk and returns the text now safe to emit.
+    ///
+    /// # Errors
+    ///
+    /// A [`StreamError`] when the held text exceeds
+    /// [`Config::max_held`](crate::Config::max_held) under the default
+    /// [`HeldLimit::Fail`] policy, or when the stream failed before and has
+    /// not been [reset](Replacer::reset).
+    pub fn feed(&mut self, chunk: &str) -> Result<String, StreamError> {
+        let mut out = String::new();
+        self.feed_into(chunk, &mut out)?;
+        Ok(out)
+    }
+
+    /// Feeds a chunk and appends the text now safe to emit to `out`, with no
+    /// allocation once the stream's buffers have grown.
+    ///
+    /// # Errors
+    ///
+    /// As [`feed`](Replacer::feed).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("hello", "bye").build()?;
+    /// let mut r = rules.replacer();
+    /// let mut out = String::new();
+    /// for chunk in ["abc hel", "lo!"] {
+    ///     r.feed_into(chunk, &mut out)?;
+    /// }
+    /// r.flush_into(&mut out)?;
+    /// assert_eq!(out, "abc bye!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn feed_into(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        self.with_string(out, |r, bytes| r.feed_raw(chunk.as_bytes(), true, bytes))
+    }
+
+    /// Feeds bytes, cut anywhere, and returns the bytes now safe to emit.
+    ///
+    /// # Errors
+    ///
+    /// As [`feed`](Replacer::feed).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("é", "e").build()?;
+    /// let mut r = rules.replacer();
+    /// let mut out = r.feed_bytes(b"caf\xC3")?; // 'é' cut in two
+    /// out.extend(r.feed_bytes(b"\xA9 \xFF")?); // 0xFF is invalid, kept as is
+    /// out.extend(r.flush_bytes()?);
+    /// assert_eq!(out, b"cafe \xFF");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn feed_bytes(&mut self, chunk: &[u8]) -> Result<Vec<u8>, StreamError> {
+        let mut out = Vec::new();
+        self.feed_raw(chunk, false, &mut out)?;
+        Ok(out)
+    }
+
+    /// Feeds bytes and appends the bytes now safe to emit to `out`.
+    ///
+    /// # Errors
+    ///
+    /// As [`feed`](Replacer::feed).
+    pub fn feed_bytes_into(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
+        self.feed_raw(chunk, false, out)
+    }
+
+    /// Ends the input and returns the rest of the output. The replacer is
+    /// then ready for a new stream.
+    ///
+    /// # Errors
+    ///
+    /// A [`StreamError`] when the stream failed before and has not been
+    /// [reset](Replacer::reset); the replacer is then reset.
+    pub fn flush(&mut self) -> Result<String, StreamError> {
+        let mut out = String::new();
+        self.flush_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// Ends the input and appends the rest of the output to `out`.
+    ///
+    /// # Errors
+    ///
+    /// As [`flush`](Replacer::flush).
+    pub fn flush_into(&mut self, out: &mut String) -> Result<(), StreamError> {
+        self.with_string(out, |r, bytes| r.flush_raw(bytes))
+    }
+
+    /// Ends the input and returns the rest of the output as bytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`flush`](Replacer::flush).
+    pub fn flush_bytes(&mut self) -> Result<Vec<u8>, StreamError> {
+        let mut out = Vec::new();
+        self.flush_raw(&mut out)?;
+        Ok(out)
+    }
+
+    /// Ends the input and appends the rest of the output to `out`.
+    ///
+    /// # Errors
+    ///
+    /// As [`flush`](Replacer::flush).
+    pub fn flush_bytes_into(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
+        self.flush_raw(out)
+    }
+
+    /// Abandons the current stream: drops what is held (without emitting
+    /// it) and makes the replacer ready for a new stream.
+    pub fn reset(&mut self) {
+        self.stream.reset();
+        self.failed = None;
+    }
+
+    fn feed_raw(
+        &mut self,
+        chunk: &[u8],
+        whole_chars: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<(), StreamError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let mut sink = Out {
+            rules: &self.rules,
+            out,
+        };
+        self.stream
+            .feed(&self.rules.inner.program, chunk, whole_chars, &mut sink);
+        let limit = self.rules.inner.config.get_max_held();
+        let held = self.stream.held();
+        if held > limit {
+            match self.rules.inner.config.get_on_held_limit() {
+                HeldLimit::Fail => {
+                    self.stream.discard_held();
+                    let e = StreamError::new(held, limit);
+                    self.failed = Some(e.clone());
+                    return Err(e);
+                }
+                HeldLimit::Replace(text) => {
+                    self.stream.discard_held();
+                    out.extend_from_slice(text.as_bytes());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_raw(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
+        if let Some(e) = self.failed.take() {
+            self.stream.reset();
+            return Err(e);
+        }
+        let mut sink = Out {
+            rules: &self.rules,
+            out,
+        };
+        self.stream.finish(&self.rules.inner.program, &mut sink);
+        Ok(())
+    }
+
+    /// Runs `f` with a byte buffer and appends its output to `out` as text.
+    fn with_string(
+        &mut self,
+        out: &mut String,
+        f: impl FnOnce(&mut Replacer, &mut Vec<u8>) -> Result<(), StreamError>,
+    ) -> Result<(), StreamError> {
+        let mut bytes = std::mem::take(out).into_bytes();
+        let from = bytes.len();
+        let result = f(self, &mut bytes);
+        *out = match String::from_utf8(bytes) {
+            Ok(s) => s,
+            // Only reachable when `&str` and byte methods are mixed on one
+            // stream and a character was left cut: keep what is valid
+            // before it and mark the cut as U+FFFD, as `from_utf8_lossy`.
+            Err(e) => {
+                let bytes = e.into_bytes();
+                let mut s = String::from_utf8(bytes[..from].to_vec()).unwrap_or_default();
+                s.push_str(&String::from_utf8_lossy(&bytes[from..]));
+                s
+            }
+        };
+        result
+    }
+}
+
+impl Clone for Replacer {
+    /// A fresh stream over the same rules (the state of this stream is not
+    /// copied).
+    fn clone(&self) -> Replacer {
+        Replacer::new(self.rules.clone())
+    }
+}
+
+impl fmt::Debug for Replacer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Replacer")
+            .field("offset", &self.offset())
+            .field("held", &self.held())
+            .field("failed", &self.failed)
+            .finish()
+    }
+}

@@ -1,0 +1,487 @@
+//! Compiled rule sets and their builder.
+
+use std::fmt;
+use std::sync::Arc;
+
+use regex_automata::meta;
+use regex_automata::util::syntax;
+use regex_automata::Input;
+
+use crate::engine::Program;
+use crate::error::{Error, ErrorKind};
+use crate::replacement::{Captures, Compiled, Replacement};
+use crate::replacer::Replacer;
+
+/// A rule's pattern: literal text or a regex in the `regex` crate's syntax.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{Pattern, Replacement, Rules};
+///
+/// let rules = Rules::builder()
+///     .rule(Pattern::literal("a.b"), Replacement::literal("X"))
+///     .rule(Pattern::regex(r"a.b"), Replacement::literal("Y"))
+///     .build()?;
+/// assert_eq!(rules.replace_all("a.b acb"), "X Y");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    source: String,
+    literal: bool,
+}
+
+impl Pattern {
+    /// A literal pattern: matches exactly this text.
+    pub fn literal(text: impl Into<String>) -> Pattern {
+        Pattern {
+            source: text.into(),
+            literal: true,
+        }
+    }
+
+    /// A regex pattern, in the syntax of the `regex` crate.
+    pub fn regex(pattern: impl Into<String>) -> Pattern {
+        Pattern {
+            source: pattern.into(),
+            literal: false,
+        }
+    }
+
+    /// The pattern as it was given.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether this is a literal pattern.
+    pub fn is_literal(&self) -> bool {
+        self.literal
+    }
+
+    fn to_regex(&self) -> String {
+        if self.literal {
+            regex_syntax::escape(&self.source)
+        } else {
+            self.source.clone()
+        }
+    }
+}
+
+/// What a stream does when its held text exceeds
+/// [`Config::max_held`].
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{Config, HeldLimit, Rules};
+///
+/// let rules = Rules::builder()
+///     .regex(r"<think>[\s\S]*?</think>", "")
+///     .config(Config::new().max_held(8).on_held_limit(HeldLimit::Replace("[cut]".into())))
+///     .build()?;
+/// let mut r = rules.replacer();
+/// let mut out = r.feed("a <think>")?;
+/// out += &r.feed("long thoughts")?;
+/// out += &r.feed(" b")?;
+/// out += &r.flush()?;
+/// assert_eq!(out, "a [cut] b");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum HeldLimit {
+    /// Fail closed (the default): the feed that went over the limit returns
+    /// a [`StreamError`](crate::StreamError), the held text is discarded and
+    /// never emitted, and every later call fails until
+    /// [`Replacer::reset`](crate::Replacer::reset).
+    #[default]
+    Fail,
+    /// Emit this text in place of everything held, then go on as if the
+    /// stream started afresh after it. The output then differs from
+    /// [`Rules::replace_all`], but nothing held is leaked.
+    Replace(String),
+}
+
+/// Options for compiling [`Rules`] and running their streams.
+///
+/// Setters take and return `Config` by value, so they chain.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{Config, Rules};
+///
+/// let rules = Rules::builder()
+///     .literal("secret", "***")
+///     .config(Config::new().max_held(1 << 20).size_limit(1 << 20))
+///     .build()?;
+/// assert_eq!(rules.config().get_max_held(), 1 << 20);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Config {
+    max_held: usize,
+    on_held_limit: HeldLimit,
+    size_limit: usize,
+    cache_capacity: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            max_held: 1 << 20,
+            on_held_limit: HeldLimit::Fail,
+            size_limit: 10 << 20,
+            cache_capacity: 2 << 20,
+        }
+    }
+}
+
+impl Config {
+    /// The default configuration: at most 1 MiB held per stream, fail closed
+    /// at that limit, a 10 MiB compiled size limit and a 2 MiB lazy DFA cache
+    /// per stream.
+    pub fn new() -> Config {
+        Config::default()
+    }
+
+    /// The most bytes a stream may hold back before
+    /// [`on_held_limit`](Config::on_held_limit) applies.
+    pub fn max_held(mut self, bytes: usize) -> Config {
+        self.max_held = bytes;
+        self
+    }
+
+    /// What a stream does when it would hold more than
+    /// [`max_held`](Config::max_held) bytes.
+    pub fn on_held_limit(mut self, policy: HeldLimit) -> Config {
+        self.on_held_limit = policy;
+        self
+    }
+
+    /// The limit, in bytes, on the size of each compiled pattern and of the
+    /// compiled rule set.
+    pub fn size_limit(mut self, bytes: usize) -> Config {
+        self.size_limit = bytes;
+        self
+    }
+
+    /// The capacity, in bytes, of each stream's lazy DFA cache. When it
+    /// fills, the cache is cleared and the stream replays what it holds on
+    /// a slower engine, so results stay exact.
+    pub fn cache_capacity(mut self, bytes: usize) -> Config {
+        self.cache_capacity = bytes;
+        self
+    }
+
+    /// See [`max_held`](Config::max_held).
+    pub fn get_max_held(&self) -> usize {
+        self.max_held
+    }
+
+    /// See [`on_held_limit`](Config::on_held_limit).
+    pub fn get_on_held_limit(&self) -> &HeldLimit {
+        &self.on_held_limit
+    }
+
+    /// See [`size_limit`](Config::size_limit).
+    pub fn get_size_limit(&self) -> usize {
+        self.size_limit
+    }
+
+    /// See [`cache_capacity`](Config::cache_capacity).
+    pub fn get_cache_capacity(&self) -> usize {
+        self.cache_capacity
+    }
+}
+
+/// A builder of [`Rules`]: add rules in priority order, then
+/// [`build`](RulesBuilder::build).
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::Rules;
+///
+/// let rules = Rules::builder()
+///     .literal("敏感词", "***")
+///     .regex(r"1[3-9]\d{9}", "[PHONE]")
+///     .regex(r"<think>[\s\S]*?</think>", "")
+///     .regex_with(r"(\d+)", |caps| format!("#{}", caps[1].len()))
+///     .literal_with("secret", |m| "*".repeat(m.as_str().len()))
+///     .build()?;
+/// assert_eq!(
+///     rules.replace_all("<think>hm</think>敏感词 13812345678 42 secret"),
+///     "*** [PHONE] #2 ******",
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct RulesBuilder {
+    rules: Vec<(Pattern, Replacement)>,
+    config: Config,
+}
+
+impl RulesBuilder {
+    /// An empty builder with the default [`Config`].
+    pub fn new() -> RulesBuilder {
+        RulesBuilder::default()
+    }
+
+    /// Adds a rule.
+    pub fn rule(&mut self, pattern: Pattern, replacement: Replacement) -> &mut RulesBuilder {
+        self.rules.push((pattern, replacement));
+        self
+    }
+
+    /// Adds a literal pattern replaced by literal text (no `$` expansion).
+    pub fn literal(&mut self, pattern: &str, replacement: impl Into<String>) -> &mut RulesBuilder {
+        self.rule(Pattern::literal(pattern), Replacement::literal(replacement))
+    }
+
+    /// Adds a literal pattern whose replacement a closure computes.
+    pub fn literal_with<F>(&mut self, pattern: &str, f: F) -> &mut RulesBuilder
+    where
+        F: Fn(&Captures<'_>) -> String + Send + Sync + 'static,
+    {
+        self.rule(Pattern::literal(pattern), Replacement::with(f))
+    }
+
+    /// Adds a regex replaced by a template (`$1`, `${name}`, `$$`; see
+    /// [`Replacement::template`]).
+    pub fn regex(&mut self, pattern: &str, template: impl Into<String>) -> &mut RulesBuilder {
+        self.rule(Pattern::regex(pattern), Replacement::template(template))
+    }
+
+    /// Adds a regex whose replacement a closure computes from the captures.
+    pub fn regex_with<F>(&mut self, pattern: &str, f: F) -> &mut RulesBuilder
+    where
+        F: Fn(&Captures<'_>) -> String + Send + Sync + 'static,
+    {
+        self.rule(Pattern::regex(pattern), Replacement::with(f))
+    }
+
+    /// Sets the configuration.
+    pub fn config(&mut self, config: Config) -> &mut RulesBuilder {
+        self.config = config;
+        self
+    }
+
+    /// Compiles the rules.
+    ///
+    /// # Errors
+    ///
+    /// An [`Error`] naming the rule when a pattern is not valid `regex`
+    /// syntax, when a template names a group its pattern lacks, or when a
+    /// pattern or the whole set is bigger than
+    /// [`Config::size_limit`].
+    pub fn build(&self) -> Result<Rules, Error> {
+        let mut sources = Vec::with_capacity(self.rules.len());
+        let mut singles = Vec::with_capacity(self.rules.len());
+        let mut replacements = Vec::with_capacity(self.rules.len());
+        for (i, (pattern, replacement)) in self.rules.iter().enumerate() {
+            let source = pattern.to_regex();
+            let single = meta::Builder::new()
+                .configure(meta_config(&self.config))
+                .syntax(syntax::Config::new())
+                .build(&source)
+                .map_err(|e| build_error(e, Some(i), pattern.as_str()))?;
+            replacements.push(replacement.compile(i, pattern.as_str(), single.group_info())?);
+            singles.push(single);
+            sources.push(source);
+        }
+        let all = meta::Builder::new()
+            .configure(meta_config(&self.config))
+            .build_many(&sources)
+            .map_err(|e| {
+                let rule = e.pattern().map(|p| p.as_usize());
+                let pat = rule.map_or("", |r| self.rules[r].0.as_str());
+                build_error(e, rule, pat)
+            })?;
+        let program = Program::new(&sources, &self.config)?;
+        Ok(Rules {
+            inner: Arc::new(Inner {
+                patterns: self.rules.iter().map(|(p, _)| p.clone()).collect(),
+                singles,
+                replacements,
+                all,
+                program,
+                config: self.config.clone(),
+            }),
+        })
+    }
+}
+
+fn meta_config(config: &Config) -> meta::Config {
+    meta::Config::new()
+        .nfa_size_limit(Some(config.size_limit))
+        .onepass_size_limit(Some(config.size_limit))
+        .hybrid_cache_capacity(config.cache_capacity)
+}
+
+fn build_error(e: meta::BuildError, rule: Option<usize>, pattern: &str) -> Error {
+    let pattern = rule.map(|_| pattern);
+    if let Some(se) = e.syntax_error() {
+        Error::new(ErrorKind::Syntax, rule, pattern, se.to_string())
+    } else if let Some(limit) = e.size_limit() {
+        Error::new(
+            ErrorKind::TooBig,
+            rule,
+            pattern,
+            format!("compiled size exceeds the limit of {limit} bytes (see Config::size_limit)"),
+        )
+    } else {
+        Error::new(ErrorKind::Build, rule, pattern, e.to_string())
+    }
+}
+
+/// A compiled, immutable set of rules.
+///
+/// Rules are tried in the order they were added: at each position the match
+/// that starts earliest wins, and among matches starting at the same place
+/// the earlier rule wins, with each regex's own leftmost-first preference
+/// (exactly as the alternation `(r1)|(r2)|…` in `regex`). Matches do not
+/// overlap and replacements are never scanned again.
+///
+/// `Rules` is `Send + Sync` and cheap to clone (an `Arc` inside): build it
+/// once and make a [`Replacer`] per stream with [`Rules::replacer`].
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::Rules;
+///
+/// let rules = Rules::builder().regex(r"\d+", "N").literal("12", "twelve").build()?;
+/// // The earlier rule wins a tie; the greedy `\d+` takes all three digits.
+/// assert_eq!(rules.replace_all("a 123 b"), "a N b");
+///
+/// let mut r = rules.replacer();
+/// let mut out = r.feed("a 1")?;
+/// assert_eq!(out, "a ");          // "1" may grow into a longer number
+/// out += &r.feed("23 b")?;
+/// out += &r.flush()?;
+/// assert_eq!(out, rules.replace_all("a 123 b"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Rules {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    patterns: Vec<Pattern>,
+    singles: Vec<meta::Regex>,
+    pub(crate) replacements: Vec<Compiled>,
+    all: meta::Regex,
+    pub(crate) program: Program,
+    pub(crate) config: Config,
+}
+
+impl Rules {
+    /// A new [`RulesBuilder`].
+    pub fn builder() -> RulesBuilder {
+        RulesBuilder::new()
+    }
+
+    /// A fresh stream over these rules.
+    pub fn replacer(&self) -> Replacer {
+        Replacer::new(self.clone())
+    }
+
+    /// The number of rules.
+    pub fn len(&self) -> usize {
+        self.inner.patterns.len()
+    }
+
+    /// Whether there are no rules (every stream then passes its input
+    /// through).
+    pub fn is_empty(&self) -> bool {
+        self.inner.patterns.is_empty()
+    }
+
+    /// The pattern of rule `i`.
+    ///
+    /// # Panics
+    ///
+    /// When `i >= self.len()`.
+    pub fn pattern(&self, i: usize) -> &Pattern {
+        &self.inner.patterns[i]
+    }
+
+    /// The configuration the rules were built with.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// Replaces every match in the whole of `haystack`: the reference output
+    /// every stream reproduces, however its input is split.
+    pub fn replace_all(&self, haystack: &str) -> String {
+        let out = self.replace_all_bytes(haystack.as_bytes());
+        // Matches and replacements are valid UTF-8 and sit between
+        // character boundaries, so the output is valid UTF-8.
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// Replaces every match in the whole of `haystack`, which need not be
+    /// valid UTF-8: patterns match only valid UTF-8, and every other byte is
+    /// copied through unchanged.
+    pub fn replace_all_bytes(&self, haystack: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(haystack.len());
+        let mut last = 0;
+        for m in self.inner.all.find_iter(haystack) {
+            out.extend_from_slice(&haystack[last..m.start()]);
+            self.append_replacement(
+                haystack,
+                0,
+                m.pattern().as_usize(),
+                m.start(),
+                m.end(),
+                &mut out,
+            );
+            last = m.end();
+        }
+        out.extend_from_slice(&haystack[last..]);
+        out
+    }
+
+    /// Appends rule `rule`'s replacement of the decided match
+    /// `haystack[start..end]` to `out`. `offset` is the stream offset of
+    /// `haystack[0]`. Look-around in the rule sees the bytes of `haystack`
+    /// around the span, so `haystack` must reach one character past `end`
+    /// unless `end` is the end of the input.
+    pub(crate) fn append_replacement(
+        &self,
+        haystack: &[u8],
+        offset: usize,
+        rule: usize,
+        start: usize,
+        end: usize,
+        out: &mut Vec<u8>,
+    ) {
+        let repl = &self.inner.replacements[rule];
+        if !repl.needs_captures() {
+            repl.append(None, out);
+            return;
+        }
+        let re = &self.inner.singles[rule];
+        let mut raw = re.create_captures();
+        let input = Input::new(haystack)
+            .span(start..end)
+            .anchored(regex_automata::Anchored::Yes);
+        re.search_captures(&input, &mut raw);
+        let caps = Captures::new(haystack, offset, rule, &raw);
+        repl.append(Some(&caps), out);
+    }
+}
+
+impl fmt::Debug for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rules")
+            .field("patterns", &self.inner.patterns)
+            .field("replacements", &self.inner.replacements)
+            .field("config", &self.inner.config)
+            .finish()
+    }
+}
