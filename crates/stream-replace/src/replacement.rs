@@ -433,24 +433,30 @@ impl<'h> std::ops::Index<&str> for Captures<'h> {
 mod tests {
     use super::*;
 
-    fn parse(t: &str) -> Vec<String> {
+    fn try_parse(t: &str) -> Result<Vec<Part>, Error> {
         parse_template(t.as_bytes(), |n| {
             n.parse::<usize>()
                 .or_else(|_| if n == "x" { Ok(7) } else { Err(()) })
                 .map_err(|_| Error::new(ErrorKind::UnknownGroup, None, None, n))
         })
-        .unwrap()
-        .into_iter()
-        .map(|p| match p {
-            Part::Text(t) => String::from_utf8(t).unwrap(),
-            Part::Group(i) => format!("<{i}>"),
-        })
-        .collect()
+    }
+
+    fn parse(t: &str) -> Vec<String> {
+        try_parse(t)
+            .unwrap()
+            .into_iter()
+            .map(|p| match p {
+                Part::Text(t) => String::from_utf8(t).unwrap(),
+                Part::Group(i) => format!("<{i}>"),
+            })
+            .collect()
     }
 
     #[test]
     fn template_syntax() {
-        assert_eq!(parse("a$1b"), vec!["a", "<1>"]);
+        assert_eq!(parse("a$1 b"), vec!["a", "<1>", " b"]);
+        // As in `regex`, the longest run of name characters is the name.
+        assert!(try_parse("a$1b").is_err());
         assert_eq!(parse("a${1}b"), vec!["a", "<1>", "b"]);
         assert_eq!(parse("$$1"), vec!["$1"]);
         assert_eq!(parse("$x-$"), vec!["<7>", "-$"]);

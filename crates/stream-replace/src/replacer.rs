@@ -2,9 +2,9 @@
 
 use std::fmt;
 
-use crate::engine::{Sink, Stream};
+use crate::engine::Stream;
 use crate::error::StreamError;
-use crate::rules::{HeldLimit, Rules};
+use crate::rules::{HeldLimit, Out, Rules};
 
 /// One stream: feed it chunks, get back the text that is safe to emit.
 ///
@@ -23,6 +23,12 @@ use crate::rules::{HeldLimit, Rules};
 /// accept any bytes, cut anywhere, even inside a UTF-8 character: patterns
 /// match only valid UTF-8, and invalid bytes are passed through unchanged.
 /// Use one family per stream.
+///
+/// On invalid UTF-8 the output is that of `regex`'s `find_iter` with one
+/// exception, made so that no match is silently dropped: when some rule can
+/// match the empty string, `regex` rejects a match that ends just before a
+/// stray continuation byte (it treats that end as splitting a character);
+/// streams and [`Rules::replace_all_bytes`] keep and replace it.
 ///
 /// # Example
 ///
@@ -45,22 +51,6 @@ pub struct Replacer {
     rules: Rules,
     stream: Stream,
     failed: Option<StreamError>,
-}
-
-struct Out<'a> {
-    rules: &'a Rules,
-    out: &'a mut Vec<u8>,
-}
-
-impl Sink for Out<'_> {
-    fn text(&mut self, bytes: &[u8]) {
-        self.out.extend_from_slice(bytes);
-    }
-
-    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
-        self.rules
-            .append_replacement(hay, offset, rule, start, end, self.out);
-    }
 }
 
 impl Replacer {

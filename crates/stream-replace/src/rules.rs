@@ -7,7 +7,7 @@ use regex_automata::meta;
 use regex_automata::util::syntax;
 use regex_automata::Input;
 
-use crate::engine::Program;
+use crate::engine::{Program, Sink, Stream};
 use crate::error::{Error, ErrorKind};
 use crate::replacement::{Captures, Compiled, Replacement};
 use crate::replacer::Replacer;
@@ -282,8 +282,12 @@ impl RulesBuilder {
         let mut replacements = Vec::with_capacity(self.rules.len());
         for (i, (pattern, replacement)) in self.rules.iter().enumerate() {
             let source = pattern.to_regex();
+            // Captures are searched anchored at a decided start, so the
+            // UTF-8 empty-match filter has nothing to add; it would only
+            // reject a match ending before a stray continuation byte, which
+            // the streams keep.
             let single = meta::Builder::new()
-                .configure(meta_config(&self.config))
+                .configure(meta_config(&self.config).utf8_empty(false))
                 .syntax(syntax::Config::new())
                 .build(&source)
                 .map_err(|e| build_error(e, Some(i), pattern.as_str()))?;
@@ -427,8 +431,24 @@ impl Rules {
     /// Replaces every match in the whole of `haystack`, which need not be
     /// valid UTF-8: patterns match only valid UTF-8, and every other byte is
     /// copied through unchanged.
+    ///
+    /// On invalid UTF-8 with a rule that can match the empty string, the
+    /// output differs from `regex`'s `find_iter` in one corner (see
+    /// [`Replacer`]): a match that ends just before a stray continuation byte
+    /// is kept.
     pub fn replace_all_bytes(&self, haystack: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(haystack.len());
+        let program = &self.inner.program;
+        if program.has_empty() && std::str::from_utf8(haystack).is_err() {
+            let mut stream = Stream::new(program);
+            let mut sink = Out {
+                rules: self,
+                out: &mut out,
+            };
+            stream.feed(program, haystack, false, &mut sink);
+            stream.finish(program, &mut sink);
+            return out;
+        }
         let mut last = 0;
         for m in self.inner.all.find_iter(haystack) {
             out.extend_from_slice(&haystack[last..m.start()]);
@@ -473,6 +493,23 @@ impl Rules {
         re.search_captures(&input, &mut raw);
         let caps = Captures::new(haystack, offset, rule, &raw);
         repl.append(Some(&caps), out);
+    }
+}
+
+/// The sink that turns decided text and matches into output.
+pub(crate) struct Out<'a> {
+    pub(crate) rules: &'a Rules,
+    pub(crate) out: &'a mut Vec<u8>,
+}
+
+impl Sink for Out<'_> {
+    fn text(&mut self, bytes: &[u8]) {
+        self.out.extend_from_slice(bytes);
+    }
+
+    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
+        self.rules
+            .append_replacement(hay, offset, rule, start, end, self.out);
     }
 }
 

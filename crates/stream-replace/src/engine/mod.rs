@@ -24,6 +24,7 @@ use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
+use std::collections::HashMap;
 
 use crate::error::{Error, ErrorKind};
 use crate::rules::Config;
@@ -44,6 +45,8 @@ pub(crate) struct Program {
     may_start: Vec<[u64; 4]>,
     /// Whether no thread can ever start.
     never: bool,
+    /// Whether some rule can match the empty string.
+    has_empty: bool,
 }
 
 impl Program {
@@ -91,12 +94,19 @@ impl Program {
             *slot = idx as u8;
         }
         let never = sources.is_empty() || may_start.iter().all(|r| *r == [0; 4]);
+        let has_empty = dfa.get_nfa().has_empty();
         Ok(Program {
             dfa,
             lb_row,
             may_start,
             never,
+            has_empty,
         })
+    }
+
+    /// Whether some rule can match the empty string.
+    pub(crate) fn has_empty(&self) -> bool {
+        self.has_empty
     }
 
     pub(crate) fn create_cache(&self) -> Cache {
@@ -112,6 +122,42 @@ impl Program {
         let row = self.lb_row[lb.map_or(0, |b| b as usize + 1)] as usize;
         self.may_start[row][(b >> 6) as usize] & (1 << (b & 63)) != 0
     }
+}
+
+/// Works out the `Future` of a DFA state, from its transitions on one byte
+/// of each equivalence class and at the end of input. A quit transition
+/// makes the future `Open` (the DFA cannot tell).
+fn future(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Future {
+    if finished(dfa, cache, sid) {
+        return Future::Finished;
+    }
+    let rule = match dfa.next_eoi_state(cache, sid) {
+        Ok(eoi) if eoi.is_match() => dfa.match_pattern(cache, eoi, 0),
+        _ => return Future::Open,
+    };
+    for unit in dfa.byte_classes().representatives(..) {
+        let Some(b) = unit.as_u8() else { continue };
+        match dfa.next_state(cache, sid, b) {
+            Ok(n)
+                if n.is_match()
+                    && dfa.match_pattern(cache, n, 0) == rule
+                    && finished(dfa, cache, n) => {}
+            _ => return Future::Open,
+        }
+    }
+    Future::EndsHere(rule.as_usize())
+}
+
+/// Whether no continuation of a DFA state can lead to a match.
+fn finished(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> bool {
+    for unit in dfa.byte_classes().representatives(..) {
+        let Some(b) = unit.as_u8() else { continue };
+        match dfa.next_state(cache, sid, b) {
+            Ok(n) if n.is_dead() => {}
+            _ => return false,
+        }
+    }
+    matches!(dfa.next_eoi_state(cache, sid), Ok(eoi) if !eoi.is_match())
 }
 
 fn start_row(dfa: &DFA, cache: &mut Cache, lb: Option<u8>) -> [u64; 4] {
@@ -168,10 +214,13 @@ struct Thread {
     sid: LazyStateID,
 }
 
+/// A thread of the NFA fallback: the states it reached by the last byte it
+/// stepped, not yet closed over epsilon transitions (closing needs the
+/// character at the current position for look-around).
 #[derive(Debug)]
 struct NThread {
     start: usize,
-    set: Vec<StateID>,
+    targets: Vec<StateID>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -188,6 +237,18 @@ enum Mode {
     Nfa {
         until: usize,
     },
+}
+
+/// What the future of a DFA state holds, whatever bytes come next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Future {
+    /// It depends on the bytes to come.
+    Open,
+    /// No continuation (bytes or end of input) leads to a match.
+    Finished,
+    /// A match of this rule ends here for every continuation, and nothing
+    /// after it can match.
+    EndsHere(usize),
 }
 
 /// Signals that the DFA cannot go on; holds the position to replay from.
@@ -209,6 +270,10 @@ pub(crate) struct Stream {
     last_end: Option<usize>,
     mode: Mode,
     scratch: Option<Box<nfa::Scratch>>,
+    /// `Future` of DFA states seen at the end of a feed; valid while the
+    /// cache's clear count is `memo_clears`.
+    memo: HashMap<LazyStateID, Future>,
+    memo_clears: usize,
 }
 
 impl Stream {
@@ -225,6 +290,8 @@ impl Stream {
             last_end: None,
             mode: Mode::Dfa,
             scratch: None,
+            memo: HashMap::new(),
+            memo_clears: 0,
         }
     }
 
@@ -300,7 +367,20 @@ impl Stream {
     /// Drops everything held and continues as if the stream had been
     /// released up to here (used by the held-limit policies).
     pub(crate) fn discard_held(&mut self) {
-        let end = self.offset();
+        // A UTF-8 character cut at the end of the buffer is kept as input,
+        // so the output does not carry the tail of a character whose head
+        // was discarded.
+        let mut end = self.offset();
+        let back = (end - self.emitted).min(3);
+        for k in 1..=back {
+            let b = self.buf[end - k - self.base];
+            if !is_continuation(b) {
+                if utf8_len(b) > k {
+                    end -= k;
+                }
+                break;
+            }
+        }
         self.threads.clear();
         self.clear_nthreads();
         self.best = None;
@@ -340,7 +420,7 @@ impl Stream {
     fn clear_nthreads(&mut self) {
         if let Some(s) = self.scratch.as_mut() {
             for t in self.nthreads.drain(..) {
-                s.give_set(t.set);
+                s.give_set(t.targets);
             }
         }
         self.nthreads.clear();
@@ -390,7 +470,14 @@ impl Stream {
                 }
             }
             if !eof {
-                return;
+                match self.settle(prog, sink) {
+                    Ok(true) => continue,
+                    Ok(false) => return,
+                    Err(Fallback(r)) => {
+                        self.enter_nfa(r, end);
+                        continue;
+                    }
+                }
             }
             debug_assert_eq!(self.pos, end);
             let eoi = match self.mode {
@@ -547,6 +634,108 @@ impl Stream {
         }
     }
 
+    /// At the end of a feed, settles what the bytes to come cannot change:
+    /// drops threads with no possible match ahead and records matches that
+    /// end here whatever follows, so a decided match is released without
+    /// waiting for one more byte. Returns whether a match was decided (the
+    /// caller then scans on from its end).
+    fn settle(&mut self, prog: &Program, sink: &mut impl Sink) -> Result<bool, Fallback> {
+        let p = self.pos;
+        match self.mode {
+            Mode::Dfa => {
+                if self.threads.is_empty() {
+                    return Ok(false);
+                }
+                let from = self.replay_from(p);
+                let clears = self.cache.clear_count();
+                if self.memo_clears != clears {
+                    self.memo.clear();
+                    self.memo_clears = clears;
+                }
+                let mut kept = 0;
+                for i in 0..self.threads.len() {
+                    let t = self.threads[i];
+                    let future = match self.memo.get(&t.sid) {
+                        Some(f) => *f,
+                        None => {
+                            let f = future(&prog.dfa, &mut self.cache, t.sid);
+                            if self.cache.clear_count() != clears {
+                                return Err(Fallback(from));
+                            }
+                            self.memo.insert(t.sid, f);
+                            f
+                        }
+                    };
+                    match future {
+                        Future::Open => {
+                            self.threads[kept] = t;
+                            kept += 1;
+                        }
+                        Future::Finished => {}
+                        Future::EndsHere(rule) => {
+                            self.best = Some(Best {
+                                start: t.start,
+                                end: p,
+                                rule,
+                            });
+                            break;
+                        }
+                    }
+                }
+                self.threads.truncate(kept);
+            }
+            Mode::Nfa { .. } => {
+                let nfa = prog.nfa();
+                let mut scratch = self.scratch.take().unwrap_or_default();
+                let mut kept = Vec::with_capacity(self.nthreads.len());
+                let mut old = std::mem::take(&mut self.nthreads).into_iter();
+                for t in old.by_ref() {
+                    let mut closed = scratch.take_set();
+                    let known = scratch.close(
+                        nfa,
+                        &t.targets,
+                        &self.buf,
+                        p - self.base,
+                        false,
+                        &mut closed,
+                    );
+                    let first = closed
+                        .first()
+                        .and_then(|&id| nfa::Scratch::match_of(nfa, id));
+                    let empty = closed.is_empty();
+                    scratch.give_set(closed);
+                    if !known {
+                        kept.push(t);
+                    } else if let Some(pid) = first {
+                        self.best = Some(Best {
+                            start: t.start,
+                            end: p,
+                            rule: pid.as_usize(),
+                        });
+                        scratch.give_set(t.targets);
+                        break;
+                    } else if empty {
+                        scratch.give_set(t.targets);
+                    } else {
+                        kept.push(t);
+                    }
+                }
+                for t in old {
+                    scratch.give_set(t.targets);
+                }
+                self.nthreads = kept;
+                self.scratch = Some(scratch);
+            }
+        }
+        if self.threads.is_empty() && self.nthreads.is_empty() {
+            if let Some(best) = self.best.take() {
+                self.decide(best, sink);
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     fn eoi_dfa(&mut self, prog: &Program) -> Result<(), Fallback> {
         let dfa = &prog.dfa;
         let p = self.pos;
@@ -587,15 +776,11 @@ impl Stream {
         Ok(())
     }
 
-    /// Whether the NFA may step position `p`: look-around there and at
-    /// `p + 1` needs the whole character at each, or the end of input.
+    /// Whether the NFA may step position `p`: look-around there needs the
+    /// whole character at `p`, or the end of input.
     fn nfa_ready(&self, p: usize, eof: bool) -> bool {
-        if eof {
-            return true;
-        }
         let end = self.offset();
-        let complete = |q: usize| q < end && q + utf8_len(self.buf[q - self.base]) <= end;
-        complete(p) && complete(p + 1)
+        p < end && (eof || p + utf8_len(self.buf[p - self.base]) <= end)
     }
 
     /// Runs the NFA. Returns true when it handed back to the DFA (the caller
@@ -624,65 +809,76 @@ impl Stream {
             let hay = &self.buf[..];
             let at = p - self.base;
             let mut kept: Vec<NThread> = Vec::with_capacity(self.nthreads.len() + 1);
+            let mut closed_sets: Vec<Vec<StateID>> = Vec::with_capacity(self.nthreads.len() + 1);
             let mut old = std::mem::take(&mut self.nthreads).into_iter();
             for t in old.by_ref() {
-                let mut next = scratch.take_set();
-                let matched = scratch.step(nfa, &t.set, hay, at, &mut next);
-                scratch.give_set(t.set);
-                if let Some(pid) = matched {
-                    if !(t.start == p && self.last_end == Some(p)) {
-                        self.best = Some(Best {
-                            start: t.start,
-                            end: p,
-                            rule: pid.as_usize(),
-                        });
-                        if next.is_empty() {
-                            scratch.give_set(next);
-                        } else {
-                            kept.push(NThread {
-                                start: t.start,
-                                set: next,
-                            });
-                        }
-                        break;
-                    }
-                }
-                if next.is_empty() || kept.iter().any(|k| k.set == next) {
-                    scratch.give_set(next);
+                let mut closed = scratch.take_set();
+                scratch.close(nfa, &t.targets, hay, at, true, &mut closed);
+                scratch.give_set(t.targets);
+                if closed.is_empty() || closed_sets.contains(&closed) {
+                    scratch.give_set(closed);
                     continue;
                 }
-                kept.push(NThread {
-                    start: t.start,
-                    set: next,
-                });
-            }
-            for t in old {
-                scratch.give_set(t.set);
-            }
-            if self.best.is_none() && !is_continuation(b) && prog.may_start(self.look_behind(p), b)
-            {
-                let mut curr = scratch.take_set();
-                scratch.start(nfa, hay, at, &mut curr);
                 let mut next = scratch.take_set();
-                let matched = scratch.step(nfa, &curr, hay, at, &mut next);
-                scratch.give_set(curr);
+                let matched = nfa::Scratch::step(nfa, &closed, b, &mut next);
+                closed_sets.push(closed);
                 if let Some(pid) = matched {
-                    if self.last_end != Some(p) {
-                        self.best = Some(Best {
-                            start: p,
-                            end: p,
-                            rule: pid.as_usize(),
+                    self.best = Some(Best {
+                        start: t.start,
+                        end: p,
+                        rule: pid.as_usize(),
+                    });
+                    if next.is_empty() {
+                        scratch.give_set(next);
+                    } else {
+                        kept.push(NThread {
+                            start: t.start,
+                            targets: next,
                         });
                     }
+                    break;
                 }
-                if next.is_empty() || kept.iter().any(|k| k.set == next) {
+                if next.is_empty() {
                     scratch.give_set(next);
                 } else {
                     kept.push(NThread {
-                        start: p,
-                        set: next,
+                        start: t.start,
+                        targets: next,
                     });
                 }
+            }
+            for t in old {
+                scratch.give_set(t.targets);
+            }
+            if self.best.is_none() && !is_continuation(b) && prog.may_start(self.look_behind(p), b)
+            {
+                let mut closed = scratch.take_set();
+                scratch.close(nfa, &[nfa.start_anchored()], hay, at, true, &mut closed);
+                if !closed.is_empty() && !closed_sets.contains(&closed) {
+                    let mut next = scratch.take_set();
+                    let matched = nfa::Scratch::step(nfa, &closed, b, &mut next);
+                    if let Some(pid) = matched {
+                        if self.last_end != Some(p) {
+                            self.best = Some(Best {
+                                start: p,
+                                end: p,
+                                rule: pid.as_usize(),
+                            });
+                        }
+                    }
+                    if next.is_empty() {
+                        scratch.give_set(next);
+                    } else {
+                        kept.push(NThread {
+                            start: p,
+                            targets: next,
+                        });
+                    }
+                }
+                scratch.give_set(closed);
+            }
+            for c in closed_sets {
+                scratch.give_set(c);
             }
             self.nthreads = kept;
             self.pos = p + 1;
@@ -699,21 +895,32 @@ impl Stream {
     fn eoi_nfa(&mut self, prog: &Program) {
         let nfa = prog.nfa();
         let p = self.pos;
+        let at = p - self.base;
+        let mut scratch = self.scratch.take().unwrap_or_default();
+        let mut closed = scratch.take_set();
         for t in &self.nthreads {
-            if let Some(pid) = nfa::Scratch::eoi(nfa, &t.set) {
+            closed.clear();
+            scratch.close(nfa, &t.targets, &self.buf, at, true, &mut closed);
+            if let Some(pid) = nfa::Scratch::first_match(nfa, &closed) {
                 self.best = Some(Best {
                     start: t.start,
                     end: p,
                     rule: pid.as_usize(),
                 });
-                return;
+                break;
             }
         }
         if self.best.is_none() {
-            let mut scratch = self.scratch.take().unwrap_or_default();
-            let mut curr = scratch.take_set();
-            scratch.start(nfa, &self.buf, p - self.base, &mut curr);
-            if let Some(pid) = nfa::Scratch::eoi(nfa, &curr) {
+            closed.clear();
+            scratch.close(
+                nfa,
+                &[nfa.start_anchored()],
+                &self.buf,
+                at,
+                true,
+                &mut closed,
+            );
+            if let Some(pid) = nfa::Scratch::first_match(nfa, &closed) {
                 if self.last_end != Some(p) {
                     self.best = Some(Best {
                         start: p,
@@ -722,8 +929,8 @@ impl Stream {
                     });
                 }
             }
-            scratch.give_set(curr);
-            self.scratch = Some(scratch);
         }
+        scratch.give_set(closed);
+        self.scratch = Some(scratch);
     }
 }

@@ -46,15 +46,18 @@ impl Scratch {
 
     /// Adds the epsilon closure of `start` at haystack position `at` to `out`,
     /// in priority order, keeping only the states that consume a byte or
-    /// match. Shares the visited set of the current generation.
+    /// match. Shares the visited set of the current generation. Without
+    /// `looks`, gives up and returns false on the first look-around state
+    /// (for when the bytes after `at` are not known yet).
     fn closure(
         &mut self,
         nfa: &NFA,
         start: StateID,
         hay: &[u8],
         at: usize,
+        looks: bool,
         out: &mut Vec<StateID>,
-    ) {
+    ) -> bool {
         self.stack.push(start);
         while let Some(id) = self.stack.pop() {
             let seen = &mut self.visited[id.as_usize()];
@@ -68,6 +71,10 @@ impl Scratch {
                 | State::Dense(_)
                 | State::Match { .. } => out.push(id),
                 State::Look { look, next } => {
+                    if !looks {
+                        self.stack.clear();
+                        return false;
+                    }
                     if nfa.look_matcher().matches(*look, hay, at) {
                         self.stack.push(*next);
                     }
@@ -83,29 +90,38 @@ impl Scratch {
                 State::Fail => {}
             }
         }
+        true
     }
 
-    /// The thread set of an anchored search starting at `at`.
-    pub(crate) fn start(&mut self, nfa: &NFA, hay: &[u8], at: usize, out: &mut Vec<StateID>) {
-        self.next_generation(nfa);
-        self.closure(nfa, nfa.start_anchored(), hay, at, out);
-    }
-
-    /// Steps the set `curr` (at position `at`) over the byte `hay[at]`,
-    /// writing the set at `at + 1` to `out`. Returns the pattern of a match
-    /// ending at `at`, if the set holds one; the states of lower priority than
-    /// that match are dropped, as leftmost-first semantics want.
-    pub(crate) fn step(
+    /// Closes a thread's pending `targets` (in priority order) at position
+    /// `at` into the set of states ready to step there. See `closure` for
+    /// `looks` and the return value.
+    pub(crate) fn close(
         &mut self,
         nfa: &NFA,
-        curr: &[StateID],
+        targets: &[StateID],
         hay: &[u8],
         at: usize,
+        looks: bool,
+        out: &mut Vec<StateID>,
+    ) -> bool {
+        self.next_generation(nfa);
+        targets
+            .iter()
+            .all(|&t| self.closure(nfa, t, hay, at, looks, out))
+    }
+
+    /// Steps a closed set over the byte `b`, writing the (not yet closed)
+    /// targets to `out` in priority order. Returns the pattern of a match
+    /// ending before `b`, if the set holds one; the states of lower priority
+    /// than that match are dropped, as leftmost-first semantics want.
+    pub(crate) fn step(
+        nfa: &NFA,
+        closed: &[StateID],
+        b: u8,
         out: &mut Vec<StateID>,
     ) -> Option<PatternID> {
-        self.next_generation(nfa);
-        let b = hay[at];
-        for &id in curr {
+        for &id in closed {
             let next = match nfa.state(id) {
                 State::Match { pattern_id } => return Some(*pattern_id),
                 State::ByteRange { trans } => trans.matches_byte(b).then_some(trans.next),
@@ -113,19 +129,27 @@ impl Scratch {
                 State::Dense(dense) => dense.matches_byte(b),
                 _ => None,
             };
-            if let Some(next) = next {
-                self.closure(nfa, next, hay, at + 1, out);
-            }
+            // Duplicates are harmless: closing skips states already visited.
+            out.extend(next);
         }
         None
     }
 
-    /// The pattern of a match ending at the end of input, if `curr` (the set
-    /// at the end of input) holds one.
-    pub(crate) fn eoi(nfa: &NFA, curr: &[StateID]) -> Option<PatternID> {
-        curr.iter().find_map(|&id| match nfa.state(id) {
+    /// The pattern of the first match state of a closed set: the match that
+    /// ends where the set was closed, when no more bytes can come (or when
+    /// it is the set's first state).
+    pub(crate) fn first_match(nfa: &NFA, closed: &[StateID]) -> Option<PatternID> {
+        closed.iter().find_map(|&id| match nfa.state(id) {
             State::Match { pattern_id } => Some(*pattern_id),
             _ => None,
         })
+    }
+
+    /// Whether `id` is a match state, and for which pattern.
+    pub(crate) fn match_of(nfa: &NFA, id: StateID) -> Option<PatternID> {
+        match nfa.state(id) {
+            State::Match { pattern_id } => Some(*pattern_id),
+            _ => None,
+        }
     }
 }
