@@ -58,9 +58,10 @@
 //!   and allocation-free `_into` variants.
 //! * [`Config`] and [`HeldLimit`]: the cap on held bytes and what happens
 //!   there; size limits.
-//! * Adapters: [`wrap`] over an iterator of chunks, [`ReplaceWriter`] and
-//!   [`ReplaceReader`] for `std::io`, and `wrap_stream` over a
-//!   `futures_core::Stream` (feature `stream`).
+//! * Adapters: [`wrap`] and [`wrap_bytes`] over an iterator of chunks,
+//!   [`ReplaceWriter`] and [`ReplaceReader`] for `std::io`, and
+//!   `wrap_stream` and `wrap_stream_bytes` over a `futures_core::Stream`
+//!   (feature `stream`).
 //!
 //! Our [`Replacer`] is a stream, not the `regex` crate's `Replacer` trait.
 //!
@@ -80,10 +81,10 @@ mod replacement;
 mod replacer;
 mod rules;
 
-//TMP pub use crate::adapter::io::{ReplaceReader, ReplaceWriter};
-//TMP pub use crate::adapter::iter::{wrap, Wrap};
+pub use crate::adapter::io::{ReplaceReader, ReplaceWriter};
+pub use crate::adapter::iter::{wrap, wrap_bytes, Wrap, WrapBytes};
 #[cfg(feature = "stream")]
-//TMP pub use crate::adapter::stream::{wrap_stream, WrapStream};
+pub use crate::adapter::stream::{wrap_stream, wrap_stream_bytes, WrapStream, WrapStreamBytes};
 pub use crate::error::{Error, ErrorKind, StreamError};
 pub use crate::replacement::{Captures, Match, Replacement};
 pub use crate::replacer::Replacer;
