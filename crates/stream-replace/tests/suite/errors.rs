@@ -1,0 +1,200 @@
+//! Building rules: every bad rule gives an error that names it, and
+//! nothing panics.
+
+use stream_replace::{Config, Error, ErrorKind, Pattern, Replacement, Rules};
+
+fn err(b: &mut stream_replace::RulesBuilder) -> Error {
+    match b.build() {
+        Ok(r) => panic!("expected an error, built {r:?}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn invalid_regex_names_rule_and_pattern() {
+    let e = err(Rules::builder()
+        .literal("ok", "fine")
+        .regex(r"\d+", "N")
+        .regex(r"(unclosed", "x"));
+    assert_eq!(e.kind(), &ErrorKind::Syntax);
+    assert_eq!(e.rule(), Some(2));
+    assert_eq!(e.pattern(), Some("(unclosed"));
+    let shown = e.to_string();
+    assert!(shown.contains("rule 2"), "{shown}");
+    assert!(shown.contains("(unclosed"), "{shown}");
+    assert!(shown.contains("invalid pattern"), "{shown}");
+}
+
+#[test]
+fn syntax_errors_of_many_shapes() {
+    for bad in [
+        "(unclosed",
+        "unopened)",
+        "[a-",
+        "a{2,1}",
+        r"\p{NoSuchClass}",
+        r"\",
+        "*a",
+        "(?<n>a)(?<n>b)",
+        // Look-around the regex crate does not support.
+        "(?=a)",
+        "(?<!a)b",
+        r"\1",
+        // Would match invalid UTF-8.
+        r"(?-u:\xFF)",
+    ] {
+        let e = err(Rules::builder().literal("x", "y").regex(bad, "z"));
+        assert_eq!(e.kind(), &ErrorKind::Syntax, "{bad:?}: {e}");
+        assert_eq!(e.rule(), Some(1), "{bad:?}");
+        assert_eq!(e.pattern(), Some(bad));
+        assert!(e.to_string().contains("rule 1"), "{e}");
+        // The same pattern as a literal is fine.
+        let rules = Rules::builder().literal(bad, "<lit>").build().unwrap();
+        assert_eq!(rules.replace_all(&format!("a{bad}b")), "a<lit>b");
+    }
+}
+
+#[test]
+fn unknown_named_group() {
+    let e = err(Rules::builder().regex(r"(?<name>\w+)", "${nmae}"));
+    assert_eq!(e.kind(), &ErrorKind::UnknownGroup);
+    assert_eq!(e.rule(), Some(0));
+    assert_eq!(e.pattern(), Some(r"(?<name>\w+)"));
+    let shown = e.to_string();
+    assert!(
+        shown.contains("rule 0") && shown.contains("nmae"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn group_number_followed_by_text_is_a_name() {
+    // As in `regex`, `$1a` names the group "1a"; that is an error here
+    // rather than a silent empty string, and the message says how to write
+    // group 1 followed by "a".
+    let e = err(Rules::builder().literal("q", "r").regex(r"(\d)", "$1a"));
+    assert_eq!(e.kind(), &ErrorKind::UnknownGroup);
+    assert_eq!(e.rule(), Some(1));
+    let shown = e.to_string();
+    assert!(shown.contains("1a"), "{shown}");
+    assert!(shown.contains("${1}"), "{shown}");
+}
+
+#[test]
+fn group_number_out_of_range() {
+    let e = err(Rules::builder().regex(r"(\d)", "$2"));
+    assert_eq!(e.kind(), &ErrorKind::UnknownGroup);
+    assert_eq!(e.rule(), Some(0));
+    // A literal pattern has only group 0.
+    let e = err(Rules::builder().rule(Pattern::literal("ab"), Replacement::template("$1")));
+    assert_eq!(e.kind(), &ErrorKind::UnknownGroup);
+    assert_eq!(e.pattern(), Some("ab"));
+    // Group 0 and `$$` are always fine, and so is a `$` before a
+    // character that cannot start a name.
+    Rules::builder()
+        .rule(
+            Pattern::literal("ab"),
+            Replacement::template("$0 $$1 $ ${0}"),
+        )
+        .build()
+        .unwrap();
+}
+
+#[test]
+fn literal_replacement_is_never_parsed() {
+    let rules = Rules::builder()
+        .rule(Pattern::regex(r"\d"), Replacement::literal("${nmae} $9"))
+        .build()
+        .unwrap();
+    assert_eq!(rules.replace_all("1"), "${nmae} $9");
+}
+
+#[test]
+fn too_big_pattern_names_rule() {
+    let e = err(Rules::builder()
+        .literal("a", "b")
+        .regex(r"\w{1000}{1000}", "x"));
+    assert_eq!(e.kind(), &ErrorKind::TooBig, "{e}");
+    assert_eq!(e.rule(), Some(1));
+    assert_eq!(e.pattern(), Some(r"\w{1000}{1000}"));
+    let shown = e.to_string();
+    assert!(
+        shown.contains("rule 1") && shown.contains("size_limit"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn small_size_limit() {
+    let e = err(Rules::builder()
+        .regex(r"\w+", "w")
+        .config(Config::new().size_limit(100)));
+    assert_eq!(e.kind(), &ErrorKind::TooBig, "{e}");
+    assert_eq!(e.rule(), Some(0));
+    assert!(e.to_string().contains("100"), "{e}");
+}
+
+#[test]
+fn rule_set_too_big_as_a_whole() {
+    // Each rule fits the limit on its own, the set does not.
+    let pattern = r"[a-z]{20}";
+    let one = Rules::builder()
+        .regex(pattern, "x")
+        .config(Config::new().size_limit(usize::MAX))
+        .build()
+        .unwrap();
+    drop(one);
+    let mut limit = 1000;
+    let fits = loop {
+        let r = Rules::builder()
+            .regex(pattern, "x")
+            .config(Config::new().size_limit(limit))
+            .build();
+        if r.is_ok() {
+            break limit;
+        }
+        limit *= 2;
+        assert!(limit < 1 << 30, "a single small rule never fits");
+    };
+    let mut b = Rules::builder();
+    b.config(Config::new().size_limit(fits));
+    for _ in 0..64 {
+        b.regex(pattern, "x");
+    }
+    let e = err(&mut b);
+    assert_eq!(e.kind(), &ErrorKind::TooBig, "{e}");
+    assert!(e.to_string().contains("size"), "{e}");
+}
+
+#[test]
+fn errors_are_std_errors_and_send() {
+    fn is_error<E: std::error::Error + Send + Sync + 'static>() {}
+    is_error::<Error>();
+    is_error::<stream_replace::StreamError>();
+    let boxed: Box<dyn std::error::Error + Send + Sync> =
+        Box::new(err(Rules::builder().regex("(", "")));
+    assert!(boxed.to_string().contains("rule 0"));
+}
+
+#[test]
+fn empty_and_odd_rule_sets_build() {
+    let rules = Rules::builder().build().unwrap();
+    assert!(rules.is_empty());
+    assert_eq!(rules.replace_all("abc"), "abc");
+    let mut r = rules.replacer();
+    assert_eq!(r.feed("abc").unwrap(), "abc");
+    assert_eq!(r.held(), 0);
+    assert_eq!(r.flush().unwrap(), "");
+
+    // Patterns that can never match, or only match empty.
+    let rules = Rules::builder()
+        .regex(r"[^\s\S]", "never")
+        .regex(r"\b\B", "never")
+        .regex(r"(?:)", "")
+        .build()
+        .unwrap();
+    assert_eq!(rules.len(), 3);
+    assert_eq!(rules.pattern(1).as_str(), r"\b\B");
+    assert!(!rules.pattern(1).is_literal());
+    assert_eq!(rules.replace_all("ab"), "ab");
+}

@@ -1,0 +1,193 @@
+//! Hold-back that the case files cannot express: byte feeds cut inside
+//! characters, and the bound on held bytes over long streams. (The
+//! `&str` examples are in `testdata/holdback.toml`; the general property is
+//! checked against the oracle in `differential`.)
+
+use stream_replace::{Replacer, Rules};
+
+fn feed(r: &mut Replacer, chunk: &[u8]) -> Vec<u8> {
+    r.feed_bytes(chunk).unwrap()
+}
+
+#[test]
+fn cut_inside_a_matching_character_is_held() {
+    let rules = Rules::builder().literal("é", "e").build().unwrap();
+    let mut r = rules.replacer();
+    assert_eq!(feed(&mut r, b"caf\xC3"), b"caf");
+    assert_eq!(r.held(), 1);
+    assert_eq!(feed(&mut r, b"\xA9 x"), b"e x");
+    assert_eq!(r.held(), 0);
+}
+
+#[test]
+fn cut_inside_a_character_no_rule_can_match() {
+    // No rule can start at 'Σ' (or at any character with that first byte):
+    // the cut character need not be held.
+    let rules = Rules::builder().literal("abc", "X").build().unwrap();
+    let mut r = rules.replacer();
+    assert_eq!(feed(&mut r, b"xy\xCE"), b"xy\xCE");
+    assert_eq!(r.held(), 0);
+    assert_eq!(feed(&mut r, b"\xA3ab"), b"\xA3");
+    assert_eq!(r.held(), 2);
+    assert_eq!(r.flush_bytes().unwrap(), b"ab");
+}
+
+#[test]
+fn str_feed_releases_whole_characters_only() {
+    let rules = Rules::builder().literal("中文", "Z").build().unwrap();
+    let mut r = rules.replacer();
+    assert_eq!(r.feed("ab中").unwrap(), "ab");
+    assert_eq!(r.held(), 3);
+    assert_eq!(r.feed("国").unwrap(), "中国");
+    assert_eq!(r.held(), 0);
+}
+
+#[test]
+fn invalid_bytes_are_released_at_once() {
+    let rules = Rules::builder().regex(r"\w+@\w+", "[E]").build().unwrap();
+    let mut r = rules.replacer();
+    assert_eq!(feed(&mut r, b"\xFF\xFE ab"), b"\xFF\xFE ");
+    assert_eq!(r.held(), 2);
+    assert_eq!(feed(&mut r, b"\xFF"), b"ab\xFF");
+    assert_eq!(r.held(), 0);
+}
+
+#[test]
+fn held_is_zero_on_a_fresh_and_reset_stream() {
+    let rules = Rules::builder().regex(r"\d+", "N").build().unwrap();
+    let mut r = rules.replacer();
+    assert_eq!((r.held(), r.offset()), (0, 0));
+    assert_eq!(r.feed("").unwrap(), "");
+    assert_eq!((r.held(), r.offset()), (0, 0));
+    assert_eq!(r.feed("x 12").unwrap(), "x ");
+    assert_eq!((r.held(), r.offset()), (2, 4));
+    r.reset();
+    assert_eq!((r.held(), r.offset()), (0, 0));
+}
+
+#[test]
+fn completed_match_is_released_at_once() {
+    // A complete literal cannot change, whatever follows: it is decided by
+    // its last byte, not by the byte after it.
+    let rules = Rules::builder().literal("hello", "bye").build().unwrap();
+    let mut r = rules.replacer();
+    assert_eq!(r.feed("abc hello").unwrap(), "abc bye");
+    assert_eq!(r.held(), 0);
+    // A greedy match is decided by the byte that ends it.
+    let rules = Rules::builder().regex(r"\d+", "N").build().unwrap();
+    let mut r = rules.replacer();
+    assert_eq!(r.feed("12").unwrap(), "");
+    assert_eq!(r.feed(" ").unwrap(), "N ");
+    assert_eq!(r.held(), 0);
+    // A lazy match needs nothing after it.
+    let rules = Rules::builder()
+        .regex(r"<think>[\s\S]*?</think>", "")
+        .build()
+        .unwrap();
+    let mut r = rules.replacer();
+    assert_eq!(r.feed("a<think>x</think>").unwrap(), "a");
+    assert_eq!(r.held(), 0);
+}
+
+/// Deterministic prose with PII in it, `n` bytes or a little more.
+fn prose(n: usize) -> String {
+    const WORDS: &[&str] = &[
+        "the",
+        "model",
+        "said",
+        "that",
+        "a",
+        "gateway",
+        "streams",
+        "tokens",
+        "to",
+        "clients",
+        "über",
+        "naïve",
+        "中文",
+        "σοφία",
+        "and",
+        "12",
+        "2024",
+        "call",
+        "me",
+        "—",
+        "ok.",
+        "\n",
+    ];
+    let mut s = String::with_capacity(n + 64);
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut k = 0;
+    while s.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        k += 1;
+        match x % 40 {
+            0 => s += &format!("ann{k}@example.com"),
+            1 => s += &format!("{:03}-{:02}-{:04}", k % 1000, k % 100, k % 10_000),
+            2 => s += &format!("<think>brief {k}</think>"),
+            3 => s += &format!("1{}{:09}", 3 + k % 7, k),
+            _ => s += WORDS[(x >> 8) as usize % WORDS.len()],
+        }
+        s.push(' ');
+    }
+    s
+}
+
+#[test]
+fn held_stays_small_on_long_prose_in_one_byte_chunks() {
+    let rules = Rules::builder()
+        .regex(r"<think>[\s\S]*?</think>", "")
+        .regex(r"[\w.+-]+@[\w-]+\.\w+", "[EMAIL]")
+        .regex(r"\b\d{3}-\d{2}-\d{4}\b", "[SSN]")
+        .regex(r"\b1[3-9]\d{9}\b", "[PHONE]")
+        .literal("敏感词", "***")
+        .build()
+        .unwrap();
+    let text = prose(100_000);
+    let want = rules.replace_all(&text);
+    assert!(want.contains("[EMAIL]") && want.contains("[SSN]") && want.contains("[PHONE]"));
+    let mut r = rules.replacer();
+    let mut out = Vec::with_capacity(want.len());
+    let mut max_held = 0;
+    for b in text.as_bytes() {
+        r.feed_bytes_into(std::slice::from_ref(b), &mut out)
+            .unwrap();
+        max_held = max_held.max(r.held());
+    }
+    r.flush_bytes_into(&mut out).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), want);
+    // The longest thing ever held is a think block or an e-mail address
+    // (under 40 bytes in this text), never a window that grows.
+    assert!(max_held <= 40, "held up to {max_held} bytes");
+}
+
+#[test]
+fn long_held_region_then_release() {
+    // An unclosed block is held in full (and only it), however it is fed,
+    // then released or replaced exactly.
+    let rules = Rules::builder()
+        .regex(r"<think>[\s\S]*?</think>", "[T]")
+        .build()
+        .unwrap();
+    let body = "thoughts ".repeat(20_000);
+    for closed in [false, true] {
+        let mut r = rules.replacer();
+        let mut out = r.feed("before <think>").unwrap();
+        for piece in body.as_bytes().chunks(4) {
+            out += &r.feed(std::str::from_utf8(piece).unwrap()).unwrap();
+        }
+        assert_eq!(out, "before ");
+        assert_eq!(r.held(), "<think>".len() + body.len());
+        if closed {
+            out += &r.feed("</think> after").unwrap();
+            assert_eq!(r.held(), 0);
+            out += &r.flush().unwrap();
+            assert_eq!(out, "before [T] after");
+        } else {
+            out += &r.flush().unwrap();
+            assert_eq!(out, format!("before <think>{body}"));
+        }
+    }
+}

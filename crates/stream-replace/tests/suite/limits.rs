@@ -1,0 +1,193 @@
+//! The cap on held bytes and the policy at the cap.
+
+use stream_replace::{Config, HeldLimit, Rules, StreamError};
+
+const THINK: &str = r"<think>[\s\S]*?</think>";
+
+fn think_rules(max_held: usize, policy: HeldLimit) -> Rules {
+    Rules::builder()
+        .regex(THINK, "")
+        .literal("secret", "***")
+        .config(Config::new().max_held(max_held).on_held_limit(policy))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn default_policy_fails_closed() {
+    let rules = Rules::builder().regex(THINK, "").build().unwrap();
+    assert_eq!(rules.config().get_on_held_limit(), &HeldLimit::Fail);
+    assert_eq!(rules.config().get_max_held(), 1 << 20);
+}
+
+#[test]
+fn fail_never_emits_held_text_and_stays_failed() {
+    let rules = think_rules(16, HeldLimit::Fail);
+    let mut r = rules.replacer();
+    let mut emitted = String::new();
+    emitted += &r.feed("a <think>").unwrap();
+    assert_eq!(emitted, "a ");
+    let e = r.feed("PRIVATE goes on").unwrap_err();
+    assert_eq!(e.limit(), 16);
+    assert_eq!(e.held(), "<think>PRIVATE goes on".len());
+    assert_eq!(r.held(), 0, "the held text is discarded");
+    let shown = e.to_string();
+    assert!(shown.contains("16"), "{shown}");
+    // Every later call fails, with the same error, and emits nothing.
+    assert_eq!(r.feed("</think> visible").unwrap_err(), e);
+    assert_eq!(r.feed_bytes(b"more").unwrap_err(), e);
+    let mut out = String::from("kept");
+    assert_eq!(r.feed_into("x", &mut out).unwrap_err(), e);
+    assert_eq!(out, "kept");
+    assert_eq!(r.flush().unwrap_err(), e);
+    assert!(!emitted.contains("PRIVATE"));
+    // `flush` after a failure resets the stream.
+    let mut out = r.feed("fresh secret").unwrap();
+    out += &r.flush().unwrap();
+    assert_eq!(out, "fresh ***");
+}
+
+#[test]
+fn fail_until_reset() {
+    let rules = think_rules(8, HeldLimit::Fail);
+    let mut r = rules.replacer();
+    assert!(r.feed("<think>PRIVATE").is_err());
+    assert!(r.feed("x").is_err());
+    assert!(r.feed("y").is_err());
+    r.reset();
+    assert_eq!(r.held(), 0);
+    assert_eq!(r.offset(), 0);
+    assert_eq!(r.feed("a secret b").unwrap(), "a *** b");
+    assert_eq!(r.feed("<think>1").unwrap(), "");
+    assert_eq!(r.held(), 8);
+    assert_eq!(r.flush().unwrap(), "<think>1");
+}
+
+#[test]
+fn limit_is_inclusive() {
+    // Holding exactly `max_held` bytes is allowed; one more is not.
+    let rules = think_rules(9, HeldLimit::Fail);
+    let mut r = rules.replacer();
+    assert_eq!(r.feed("x<think>a").unwrap(), "x");
+    assert_eq!(r.held(), 8);
+    assert_eq!(r.feed("b").unwrap(), "");
+    assert_eq!(r.held(), 9);
+    let e = r.feed("c").unwrap_err();
+    assert_eq!(e.held(), 10);
+    assert_eq!(e.limit(), 9);
+}
+
+#[test]
+fn fail_with_byte_chunks_never_leaks() {
+    let rules = think_rules(32, HeldLimit::Fail);
+    let input = "ok <think>PRIVATE PRIVATE PRIVATE PRIVATE</think> after";
+    let mut r = rules.replacer();
+    let mut out = Vec::new();
+    let mut failed_at = None;
+    for (i, b) in input.as_bytes().iter().enumerate() {
+        match r.feed_bytes(std::slice::from_ref(b)) {
+            Ok(o) => {
+                assert!(failed_at.is_none(), "feed {i} succeeded after a failure");
+                out.extend(o);
+            }
+            Err(e) => {
+                assert_eq!(e.limit(), 32);
+                failed_at.get_or_insert(i);
+            }
+        }
+    }
+    assert_eq!(failed_at, Some(3 + 32));
+    assert!(r.flush_bytes().is_err());
+    assert_eq!(out, b"ok ");
+}
+
+#[test]
+fn fail_while_greedy_match_grows() {
+    let rules = Rules::builder()
+        .regex(r"\d+", "N")
+        .config(Config::new().max_held(4))
+        .build()
+        .unwrap();
+    let mut r = rules.replacer();
+    for d in ["1", "2", "3", "4"] {
+        assert_eq!(r.feed(d).unwrap(), "");
+    }
+    let e: StreamError = r.feed("5").unwrap_err();
+    assert_eq!((e.held(), e.limit()), (5, 4));
+    let io: std::io::Error = e.into();
+    assert_eq!(io.kind(), std::io::ErrorKind::InvalidData);
+}
+
+#[test]
+fn text_that_is_not_held_is_never_limited() {
+    let rules = think_rules(4, HeldLimit::Fail);
+    let mut r = rules.replacer();
+    let long = "plain text without any tag, ".repeat(100);
+    assert_eq!(r.feed(&long).unwrap(), long);
+    assert_eq!(r.flush().unwrap(), "");
+}
+
+#[test]
+fn replace_policy_cuts_and_goes_on() {
+    let rules = think_rules(8, HeldLimit::Replace("[cut]".into()));
+    let mut r = rules.replacer();
+    let mut out = r.feed("a <think>").unwrap();
+    assert_eq!(out, "a ");
+    let cut = r.feed("long thoughts").unwrap();
+    assert_eq!(cut, "[cut]");
+    assert_eq!(r.held(), 0);
+    out += &cut;
+    // The stream starts afresh after the cut: the closing tag is plain
+    // text now, and later rules still apply.
+    out += &r.feed("</think> b <think>x</think>c secret").unwrap();
+    out += &r.flush().unwrap();
+    assert_eq!(out, "a [cut]</think> b c ***");
+    assert!(!out.contains("long"));
+}
+
+#[test]
+fn replace_policy_with_empty_text_and_bytes() {
+    let rules = think_rules(8, HeldLimit::Replace(String::new()));
+    let mut r = rules.replacer();
+    let mut out = Vec::new();
+    for chunk in [&b"x<think>"[..], b"PRIVATE", b" y \xFF"] {
+        out.extend(r.feed_bytes(chunk).unwrap());
+    }
+    out.extend(r.flush_bytes().unwrap());
+    assert_eq!(out, b"x y \xFF");
+}
+
+#[test]
+fn replace_policy_each_time_the_limit_is_hit() {
+    // Documented: after the cut the stream starts afresh, so the rest of a
+    // cut block is plain text.
+    let rules = think_rules(10, HeldLimit::Replace("~".into()));
+    let mut r = rules.replacer();
+    let mut out = String::new();
+    for c in "<think>0123</think>x<think>4567".chars() {
+        out += &r.feed(&c.to_string()).unwrap();
+        assert!(r.held() <= 10);
+    }
+    out += &r.flush().unwrap();
+    // The cut takes everything held, the character that went over the
+    // limit included.
+    assert_eq!(out, "~</think>x~");
+}
+
+#[test]
+fn replace_policy_cut_inside_a_character_keeps_output_valid() {
+    // Valid UTF-8 in, cut inside 'é' by the byte chunks: the text put in
+    // place of the held region must not leave half a character behind.
+    let rules = think_rules(8, HeldLimit::Replace("[cut]".into()));
+    let mut r = rules.replacer();
+    let mut out = Vec::new();
+    for chunk in [&b"x<think>PRIVATE\xC3"[..], b"\xA9 y"] {
+        out.extend(r.feed_bytes(chunk).unwrap());
+    }
+    out.extend(r.flush_bytes().unwrap());
+    assert!(
+        std::str::from_utf8(&out).is_ok(),
+        "output {out:?} is not UTF-8"
+    );
+    assert!(!out.windows(7).any(|w| w == b"PRIVATE"));
+}

@@ -1,0 +1,28 @@
+//! The integration test suite of `stream-replace`.
+//!
+//! * `cases`: the shared case suite in `testdata/*.toml`, each case run on
+//!   the whole input, through every two-part split, one byte and one
+//!   character at a time, and through random splits, with `&str` and byte
+//!   input and each feeding method.
+//! * `differential`: property tests against an independent oracle
+//!   (`regex_automata::meta::Regex::new_many` and `find_iter`).
+//! * `holdback`: what a stream releases and holds after each feed.
+//! * `errors`, `limits`, `closures`, `sharing`: building errors, the cap on
+//!   held bytes, replacement closures, and `Rules` shared across threads.
+//!
+//! * `adapters`: edges of the iterator, `std::io` and stream adapters.
+//!
+//! `oracle` and `run` are the shared pieces: the reference replacement
+//! computed with the `regex` crates, and stream drivers that check the
+//! stream's own invariants (`offset`, `held`) on every call.
+
+mod adapters;
+mod cases;
+mod closures;
+mod differential;
+mod errors;
+mod holdback;
+mod limits;
+mod oracle;
+mod run;
+mod sharing;
