@@ -51,6 +51,8 @@ pub struct Replacer {
     rules: Rules,
     stream: Stream,
     failed: Option<StreamError>,
+    /// Reused output buffer of the `&str` methods.
+    text_out: Vec<u8>,
 }
 
 impl Replacer {
@@ -60,6 +62,7 @@ impl Replacer {
             rules,
             stream,
             failed: None,
+            text_out: Vec::new(),
         }
     }
 
@@ -254,21 +257,17 @@ impl Replacer {
         out: &mut String,
         f: impl FnOnce(&mut Replacer, &mut Vec<u8>) -> Result<(), StreamError>,
     ) -> Result<(), StreamError> {
-        let mut bytes = std::mem::take(out).into_bytes();
-        let from = bytes.len();
+        let mut bytes = std::mem::take(&mut self.text_out);
+        bytes.clear();
         let result = f(self, &mut bytes);
-        *out = match String::from_utf8(bytes) {
-            Ok(s) => s,
+        match std::str::from_utf8(&bytes) {
+            Ok(s) => out.push_str(s),
             // Only reachable when `&str` and byte methods are mixed on one
-            // stream and a character was left cut: keep what is valid
-            // before it and mark the cut as U+FFFD, as `from_utf8_lossy`.
-            Err(e) => {
-                let bytes = e.into_bytes();
-                let mut s = String::from_utf8(bytes[..from].to_vec()).unwrap_or_default();
-                s.push_str(&String::from_utf8_lossy(&bytes[from..]));
-                s
-            }
-        };
+            // stream and a character was left cut: mark the cut as U+FFFD,
+            // as `from_utf8_lossy` does.
+            Err(_) => out.push_str(&String::from_utf8_lossy(&bytes)),
+        }
+        self.text_out = bytes;
         result
     }
 }

@@ -21,9 +21,10 @@ mod nfa;
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::hybrid::LazyStateID;
 use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
+use regex_automata::util::prefilter::Prefilter;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
-use regex_automata::{Anchored, MatchKind};
+use regex_automata::{Anchored, MatchKind, Span};
 use std::collections::HashMap;
 
 use crate::error::{Error, ErrorKind};
@@ -47,6 +48,9 @@ pub(crate) struct Program {
     never: bool,
     /// Whether some rule can match the empty string.
     has_empty: bool,
+    /// Finds where a match may start, when every rule starts with one of a
+    /// small set of literals; used to skip text where nothing is alive.
+    prefilter: Option<Prefilter>,
 }
 
 impl Program {
@@ -77,13 +81,7 @@ impl Program {
         let mut lb_row = [0u8; 257];
         let mut may_start: Vec<[u64; 4]> = Vec::new();
         for (lb, slot) in lb_row.iter_mut().enumerate() {
-            let row = loop {
-                let clears = cache.clear_count();
-                let row = start_row(&dfa, &mut cache, (lb > 0).then(|| (lb - 1) as u8));
-                if cache.clear_count() == clears {
-                    break row;
-                }
-            };
+            let row = start_row(&dfa, &mut cache, (lb > 0).then(|| (lb - 1) as u8));
             let idx = match may_start.iter().position(|r| *r == row) {
                 Some(i) => i,
                 None => {
@@ -95,12 +93,17 @@ impl Program {
         }
         let never = sources.is_empty() || may_start.iter().all(|r| *r == [0; 4]);
         let has_empty = dfa.get_nfa().has_empty();
+        let prefilter = regex_automata::util::syntax::parse_many(sources)
+            .ok()
+            .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, &hirs))
+            .filter(|p| p.max_needle_len() > 0);
         Ok(Program {
             dfa,
             lb_row,
             may_start,
             never,
             has_empty,
+            prefilter,
         })
     }
 
@@ -160,17 +163,33 @@ fn finished(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> bool {
     matches!(dfa.next_eoi_state(cache, sid), Ok(eoi) if !eoi.is_match())
 }
 
+/// The row of `Program::may_start` for one look-behind. A cache clear
+/// invalidates the start state held here, so it is fetched again; each
+/// transition's answer is valid whatever the cache did meanwhile.
 fn start_row(dfa: &DFA, cache: &mut Cache, lb: Option<u8>) -> [u64; 4] {
     let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
-    let Ok(sid) = dfa.start_state(cache, &cfg) else {
-        return [u64::MAX; 4];
-    };
     let mut row = [0u64; 4];
-    if sid.is_dead() {
-        return row;
-    }
+    let mut sid = None;
+    let mut clears = cache.clear_count();
     for b in 0..=255u8 {
-        let alive = match dfa.next_state(cache, sid, b) {
+        if cache.clear_count() != clears {
+            sid = None;
+        }
+        let s = match sid {
+            Some(s) => s,
+            None => match dfa.start_state(cache, &cfg) {
+                Ok(s) => {
+                    clears = cache.clear_count();
+                    sid = Some(s);
+                    s
+                }
+                Err(_) => return [u64::MAX; 4],
+            },
+        };
+        if s.is_dead() {
+            return row;
+        }
+        let alive = match dfa.next_state(cache, s, b) {
             Ok(next) => !next.is_dead(),
             Err(_) => true,
         };
@@ -530,24 +549,52 @@ impl Stream {
         true
     }
 
+    /// With nothing alive, finds the next position from `self.pos` where a
+    /// thread can survive its first byte (or `end`).
+    fn skip_idle(&self, prog: &Program, end: usize) -> usize {
+        let mut p = self.pos;
+        let buf = &self.buf;
+        let base = self.base;
+        if let Some(pre) = &prog.prefilter {
+            // A literal that starts within the last `tail` bytes may be cut
+            // by the end of the buffer: those positions are scanned byte by
+            // byte (once: the next feed starts after them).
+            let tail = pre.max_needle_len() - 1;
+            loop {
+                if p + tail < end {
+                    let span = Span::from(p - base..end - base);
+                    match pre.find(buf, span) {
+                        Some(m) => p = m.start + base,
+                        None => p = end - tail,
+                    }
+                }
+                if p >= end || prog.may_start(self.look_behind(p), buf[p - base]) {
+                    return p;
+                }
+                p += 1;
+            }
+        }
+        let mut lb = self.look_behind(p);
+        while p < end {
+            let b = buf[p - base];
+            if prog.may_start(lb, b) {
+                break;
+            }
+            lb = Some(b);
+            p += 1;
+        }
+        p
+    }
+
     fn run_dfa(&mut self, prog: &Program, sink: &mut impl Sink) -> Result<(), Fallback> {
         let dfa = &prog.dfa;
         loop {
             let end = self.offset();
             if self.threads.is_empty() && self.best.is_none() {
-                // Nothing alive: skip to the next byte where a thread can
-                // survive its first byte.
-                let mut p = self.pos;
-                let mut lb = self.look_behind(p);
-                while p < end {
-                    let b = self.buf[p - self.base];
-                    if prog.may_start(lb, b) {
-                        break;
-                    }
-                    lb = Some(b);
-                    p += 1;
-                }
-                self.pos = p;
+                self.pos = self.skip_idle(prog, end);
+            }
+            if self.threads.len() == 1 && self.best.is_none() {
+                self.run_one(prog)?;
             }
             let p = self.pos;
             if p >= end {
@@ -734,6 +781,65 @@ impl Stream {
             }
         }
         Ok(false)
+    }
+
+    /// The common case of `run_dfa`, in a tight loop: one live thread, no
+    /// match recorded, and every new thread merging into the live one (as in
+    /// a word under a rule like `\w+@…`) or dying at once. Stops, without
+    /// stepping it, at the first byte that needs more: a match, a second
+    /// thread, a quit, or the end of the buffer.
+    #[inline(always)]
+    fn run_one(&mut self, prog: &Program) -> Result<(), Fallback> {
+        let dfa = &prog.dfa;
+        let end = self.offset();
+        let base = self.base;
+        let Thread { start, mut sid } = self.threads[0];
+        let mut p = self.pos;
+        if p >= end {
+            return Ok(());
+        }
+        // A thread exists, so it started before `p`: `p - 1` is held.
+        let mut lb = self.buf[p - 1 - base];
+        let mut clears = self.cache.clear_count();
+        while p < end {
+            let b = self.buf[p - base];
+            let Ok(next) = dfa.next_state(&mut self.cache, sid, b) else {
+                break;
+            };
+            if next.is_tagged() {
+                break;
+            }
+            if self.cache.clear_count() != clears {
+                // `next` is valid in the cleared cache; nothing else is held.
+                clears = self.cache.clear_count();
+            }
+            if !is_continuation(b) && prog.may_start(Some(lb), b) {
+                let cfg = start::Config::new()
+                    .anchored(Anchored::Yes)
+                    .look_behind(Some(lb));
+                let Ok(s0) = dfa.start_state(&mut self.cache, &cfg) else {
+                    break;
+                };
+                let Ok(n0) = dfa.next_state(&mut self.cache, s0, b) else {
+                    break;
+                };
+                if self.cache.clear_count() != clears {
+                    // `next` may have been invalidated: replay.
+                    self.threads[0].sid = sid;
+                    self.pos = p;
+                    return Err(Fallback(start));
+                }
+                if n0 != next && !n0.is_dead() {
+                    break;
+                }
+            }
+            sid = next;
+            lb = b;
+            p += 1;
+        }
+        self.threads[0].sid = sid;
+        self.pos = p;
+        Ok(())
     }
 
     fn eoi_dfa(&mut self, prog: &Program) -> Result<(), Fallback> {

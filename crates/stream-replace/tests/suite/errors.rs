@@ -198,3 +198,52 @@ fn empty_and_odd_rule_sets_build() {
     assert!(!rules.pattern(1).is_literal());
     assert_eq!(rules.replace_all("ab"), "ab");
 }
+
+/// Fuzz regressions: with a lazy DFA cache too small for the rule set,
+/// building panicked on a stale state after a cache clear (`^` and `""`
+/// with a 1-byte cache) or never finished (`a\b` and `""` at 800 bytes,
+/// `\w+` at 16 KiB, an email rule at 32 KiB). Such rules must build and
+/// stream exactly (on the slow path where the cache cannot hold the DFA).
+#[test]
+fn fuzz_tiny_cache_builds_and_streams_exactly() {
+    let cases: &[(&[&str], usize)] = &[
+        (&["^", ""], 1),
+        (&["(?m)^", ""], 1),
+        (&["(?Rm)^$", ""], 1),
+        (&[r"a\b", ""], 800),
+        (&[r"\w+"], 16 << 10),
+        (&[r"[\w.+-]+@[\w-]+\.[\w.-]+"], 32 << 10),
+    ];
+    let text = "ab a\nann@x.io é\r\nσ a a1 _ b@c.d";
+    for (pats, cache) in cases {
+        let mut b = Rules::builder();
+        for (i, p) in pats.iter().enumerate() {
+            b.regex(p, format!("<{i}>"));
+        }
+        let rules = b
+            .config(stream_replace::Config::new().cache_capacity(*cache))
+            .build()
+            .unwrap_or_else(|e| panic!("{pats:?} with cache {cache}: {e}"));
+        let want = regex_automata::meta::Regex::new_many(pats).unwrap();
+        let mut expected = String::new();
+        let mut last = 0;
+        for m in want.find_iter(text) {
+            expected.push_str(&text[last..m.start()]);
+            expected.push_str(&format!("<{}>", m.pattern().as_usize()));
+            last = m.end();
+        }
+        expected.push_str(&text[last..]);
+        assert_eq!(rules.replace_all(text), expected, "{pats:?}");
+        let mut r = rules.replacer();
+        let mut out = Vec::new();
+        for b in text.as_bytes() {
+            out.extend(r.feed_bytes(&[*b]).unwrap());
+        }
+        out.extend(r.flush_bytes().unwrap());
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            expected,
+            "{pats:?} with cache {cache}, 1-byte chunks"
+        );
+    }
+}
