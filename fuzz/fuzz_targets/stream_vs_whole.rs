@@ -1,0 +1,362 @@
+//! Streaming equals whole-input replacement equals an independent oracle.
+//!
+//! A case is 1 to 3 rules (picked from patterns known to be hard for a
+//! streaming engine, or short arbitrary literals and regexes), a text made
+//! mostly from a small alphabet with multi-byte characters and sometimes
+//! invalid bytes, a list of cut points, and sometimes a small lazy DFA
+//! cache (to force cache clears mid-stream). The oracle is
+//! `meta::Regex::new_many` over the same patterns with each match of rule
+//! `i` replaced by `<i>`.
+
+#![no_main]
+
+use arbitrary::{Arbitrary, Result, Unstructured};
+use libfuzzer_sys::fuzz_target;
+use regex_automata::meta;
+use stream_replace::{Config, ErrorKind, Pattern, Replacement, Rules};
+
+const MAX_TEXT: usize = 512;
+
+/// The smallest lazy DFA cache tried: tiny caches force cache clears and
+/// the slow path, which must stay exact.
+const MIN_CACHE: usize = 1;
+
+const TRICKY: &[&str] = &[
+    "",
+    "a*",
+    "^",
+    "$",
+    "(?m)^",
+    "(?m)$",
+    r"\b",
+    r"\B",
+    r"(?-u:\b)",
+    r"\d+",
+    r"<think>[\s\S]*?</think>",
+    r"[\w.+-]+@[\w-]+\.\w+",
+    r"\b\d{3}-\d{2}-\d{4}\b",
+    "(?i)σ",
+    r"\p{Greek}",
+    "a|ab",
+    "ab|a",
+    "y*(?:x|ab)cd|a",
+    "x*?",
+    r"\w+",
+    "[^a]",
+    ".",
+    "(?s).",
+    r"\z",
+    r"\A",
+    r"\ba\b",
+    r"a\b",
+    r"\Ba",
+    "(?m)^a$",
+    "(?R)$",
+    r"(?Rm)^$",
+    r"\d{3}-\d{2}",
+    "é+",
+    "中文?",
+    r"[\p{L}--a]+",
+    "(?U)a+",
+    "a+?b",
+    r"(?-u:\B)",
+    r"\b{start}\w",
+    r"\w\b{end}",
+    "<think>",
+    "</think>",
+    r"(?:ab)+c",
+    "b|",
+    "|b",
+    "(a)|b",
+];
+
+/// Pieces of text; multi-byte characters are cut by the byte cuts.
+const ALPHABET: &[&str] = &[
+    "a", "a", "b", "c", "d", "x", "y", " ", "-", "@", ".", "1", "2", "3", "\n", "\r\n", "_",
+    "<think>", "</think>", "<th", "ink>", "σ", "Σ", "ς", "é", "中", "文", "😀", "ab", "cd",
+];
+
+/// Pieces of arbitrary regexes.
+const REGEX_ALPHABET: &[&str] = &[
+    "a",
+    "b",
+    "c",
+    "x",
+    ".",
+    "*",
+    "+",
+    "?",
+    "??",
+    "|",
+    "(",
+    ")",
+    "(?:",
+    "[",
+    "]",
+    "^",
+    "$",
+    r"\b",
+    r"\B",
+    r"\d",
+    r"\w",
+    r"\s",
+    r"\W",
+    "{2}",
+    "{1,3}",
+    "(?m)",
+    "(?s)",
+    "(?i)",
+    "(?-u)",
+    "(?U)",
+    "(?R)",
+    "é",
+    "σ",
+    "中",
+    r"\z",
+    r"\A",
+    "-",
+    "0-9",
+    r"\p{Greek}",
+    r"\x{FF}",
+];
+
+#[derive(Debug)]
+struct Rule {
+    pattern: String,
+    literal: bool,
+}
+
+struct Case {
+    rules: Vec<Rule>,
+    text: Vec<u8>,
+    cuts: Vec<usize>,
+    cache_capacity: Option<usize>,
+}
+
+impl std::fmt::Debug for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Case")
+            .field("rules", &self.rules)
+            .field("text", &String::from_utf8_lossy(&self.text))
+            .field("text_bytes", &self.text)
+            .field("cuts", &self.cuts)
+            .field("cache_capacity", &self.cache_capacity)
+            .finish()
+    }
+}
+
+fn pieces(u: &mut Unstructured<'_>, alphabet: &[&str], max: usize) -> Result<String> {
+    let n = u.int_in_range(0..=max)?;
+    let mut s = String::new();
+    for _ in 0..n {
+        s.push_str(u.choose(alphabet)?);
+    }
+    Ok(s)
+}
+
+impl<'a> Arbitrary<'a> for Case {
+    fn arbitrary(u: &mut Unstructured<'a>) -> Result<Case> {
+        let mut rules = Vec::new();
+        for _ in 0..u.int_in_range(1..=3)? {
+            let rule = match u.int_in_range(0..=9)? {
+                0..=5 => Rule {
+                    pattern: u.choose(TRICKY)?.to_string(),
+                    literal: false,
+                },
+                6 => Rule {
+                    pattern: pieces(u, ALPHABET, 3)?,
+                    literal: true,
+                },
+                7 => Rule {
+                    pattern: pieces(u, REGEX_ALPHABET, 6)?,
+                    literal: false,
+                },
+                8 => Rule {
+                    pattern: String::arbitrary(u)?.chars().take(8).collect(),
+                    literal: u.arbitrary()?,
+                },
+                _ => Rule {
+                    pattern: format!("{}{}", u.choose(TRICKY)?, u.choose(TRICKY)?),
+                    literal: false,
+                },
+            };
+            rules.push(rule);
+        }
+        let mut text = Vec::new();
+        for _ in 0..u.int_in_range(0..=48)? {
+            if u.ratio(1, 12)? {
+                text.push(u.arbitrary::<u8>()?);
+            } else {
+                text.extend_from_slice(u.choose(ALPHABET)?.as_bytes());
+            }
+        }
+        let mut cuts = Vec::new();
+        for _ in 0..u.int_in_range(0..=8)? {
+            cuts.push(u.int_in_range(0..=text.len())?);
+        }
+        if u.ratio(1, 4)? {
+            // Every byte its own chunk.
+            cuts.extend(0..=text.len());
+        }
+        cuts.sort_unstable();
+        Ok(Case {
+            rules,
+            text,
+            cuts,
+            cache_capacity: if u.ratio(1, 4)? {
+                Some(*u.choose(&[MIN_CACHE, 1 << 10, 1 << 16])?)
+            } else {
+                None
+            },
+        })
+    }
+}
+
+fn oracle(re: &meta::Regex, text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut last = 0;
+    for m in re.find_iter(text) {
+        out.extend_from_slice(&text[last..m.start()]);
+        out.extend_from_slice(format!("<{}>", m.pattern().as_usize()).as_bytes());
+        last = m.end();
+    }
+    out.extend_from_slice(&text[last..]);
+    out
+}
+
+/// The chunks between consecutive cuts (empty chunks included).
+fn split<'t>(text: &'t [u8], cuts: &[usize]) -> Vec<&'t [u8]> {
+    let mut chunks = Vec::new();
+    let mut at = 0;
+    for &c in cuts {
+        chunks.push(&text[at..c]);
+        at = c;
+    }
+    chunks.push(&text[at..]);
+    chunks
+}
+
+fn show(bytes: &[u8]) -> String {
+    format!("{:?}", String::from_utf8_lossy(bytes))
+}
+
+fuzz_target!(|case: Case| {
+    if case.text.len() > MAX_TEXT {
+        return;
+    }
+    let rules: Vec<&Rule> = case
+        .rules
+        .iter()
+        .filter(|r| r.literal || meta::Regex::new(&r.pattern).is_ok())
+        .collect();
+    let sources: Vec<String> = rules
+        .iter()
+        .map(|r| {
+            if r.literal {
+                regex_syntax::escape(&r.pattern)
+            } else {
+                r.pattern.clone()
+            }
+        })
+        .collect();
+    let Ok(re) = meta::Regex::new_many(&sources) else {
+        return;
+    };
+
+    let mut config = Config::new();
+    if let Some(n) = case.cache_capacity {
+        // Small caches force lazy DFA cache clears mid-stream.
+        config = config.cache_capacity(n);
+    }
+    let mut builder = Rules::builder();
+    for (i, r) in rules.iter().enumerate() {
+        let pattern = if r.literal {
+            Pattern::literal(r.pattern.as_str())
+        } else {
+            Pattern::regex(r.pattern.as_str())
+        };
+        builder.rule(pattern, Replacement::literal(format!("<{i}>")));
+    }
+    let compiled = match builder.config(config).build() {
+        Ok(compiled) => compiled,
+        Err(e) if *e.kind() == ErrorKind::TooBig => return,
+        Err(e) => panic!("the oracle compiles {sources:?} but the rules do not: {e}"),
+    };
+
+    let want = oracle(&re, &case.text);
+    let whole = compiled.replace_all_bytes(&case.text);
+    assert!(
+        whole == want,
+        "replace_all_bytes differs from the oracle\n rules: {sources:?}\n  text: {}\n   got: {}\n  want: {}",
+        show(&case.text),
+        show(&whole),
+        show(&want),
+    );
+
+    let chunks = split(&case.text, &case.cuts);
+    let mut r = compiled.replacer();
+    let mut got = Vec::new();
+    for chunk in &chunks {
+        r.feed_bytes_into(chunk, &mut got)
+            .expect("far under the held limit");
+    }
+    r.flush_bytes_into(&mut got).expect("stream ok");
+    assert!(
+        got == want,
+        "byte stream differs from the oracle\n rules: {sources:?}\n  text: {}\nchunks: {:?}\n   got: {}\n  want: {}",
+        show(&case.text),
+        chunks.iter().map(|c| show(c)).collect::<Vec<_>>(),
+        show(&got),
+        show(&want),
+    );
+
+    // The same replacer after a flush, then after a reset mid-stream, must
+    // behave as a fresh one.
+    let half = &case.text[..case.text.len() / 2];
+    r.feed_bytes(half).expect("far under the held limit");
+    r.reset();
+    let mut again = Vec::new();
+    for b in case.text.chunks(1) {
+        r.feed_bytes_into(b, &mut again)
+            .expect("far under the held limit");
+    }
+    r.flush_bytes_into(&mut again).expect("stream ok");
+    assert!(
+        again == want,
+        "byte stream after reset (1-byte chunks) differs from the oracle\n rules: {sources:?}\n  text: {}\n   got: {}\n  want: {}",
+        show(&case.text),
+        show(&again),
+        show(&want),
+    );
+
+    let Ok(text) = std::str::from_utf8(&case.text) else {
+        return;
+    };
+    let cuts: Vec<usize> = case
+        .cuts
+        .iter()
+        .map(|&c| {
+            (0..=c)
+                .rev()
+                .find(|&c| text.is_char_boundary(c))
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut r = compiled.replacer();
+    let mut got = String::new();
+    let mut at = 0;
+    let mut str_chunks = Vec::new();
+    for &c in cuts.iter().chain(std::iter::once(&text.len())) {
+        str_chunks.push(&text[at..c]);
+        r.feed_into(&text[at..c], &mut got)
+            .expect("far under the held limit");
+        at = c;
+    }
+    r.flush_into(&mut got).expect("stream ok");
+    assert!(
+        got.as_bytes() == want,
+        "str stream differs from the oracle\n rules: {sources:?}\n  text: {text:?}\nchunks: {str_chunks:?}\n   got: {got:?}\n  want: {}",
+        show(&want),
+    );
+    assert!(compiled.replace_all(text).as_bytes() == want);
+});
