@@ -112,6 +112,53 @@ impl Program {
         self.has_empty
     }
 
+    /// The first position in `hay` from `from` where a thread can survive
+    /// its first byte, or `hay.len()`; `lb` is the byte before `from`, if
+    /// any.
+    fn skip_idle(&self, hay: &[u8], from: usize, lb: Option<u8>) -> usize {
+        let end = hay.len();
+        let mut p = from;
+        if self.never {
+            return end;
+        }
+        let behind = |p: usize| if p == from { lb } else { Some(hay[p - 1]) };
+        if let Some(pre) = &self.prefilter {
+            // A literal that starts within the last `tail` bytes may be cut
+            // by the end of `hay`: those positions are checked byte by byte
+            // (once: the next chunk starts after them).
+            let tail = pre.max_needle_len() - 1;
+            loop {
+                if p + tail < end {
+                    match pre.find(hay, Span::from(p..end)) {
+                        Some(m) => p = m.start,
+                        None => p = end - tail,
+                    }
+                }
+                if p >= end || self.may_start(behind(p), hay[p]) {
+                    return p;
+                }
+                p += 1;
+            }
+        }
+        let mut lb = lb;
+        while p < end {
+            let b = hay[p];
+            if self.may_start(lb, b) {
+                break;
+            }
+            lb = Some(b);
+            p += 1;
+        }
+        p
+    }
+
+    /// Whether idle text is skipped by `skip_idle`'s prefilter (or not at
+    /// all, when nothing can match) rather than byte by byte.
+    #[inline(always)]
+    fn prefilter_or_never(&self) -> bool {
+        self.never || self.prefilter.is_some()
+    }
+
     pub(crate) fn create_cache(&self) -> Cache {
         self.dfa.create_cache()
     }
@@ -122,7 +169,16 @@ impl Program {
 
     #[inline(always)]
     fn may_start(&self, lb: Option<u8>, b: u8) -> bool {
-        let row = self.lb_row[lb.map_or(0, |b| b as usize + 1)] as usize;
+        self.may_start_row(self.row(lb), b)
+    }
+
+    #[inline(always)]
+    fn row(&self, lb: Option<u8>) -> usize {
+        self.lb_row[lb.map_or(0, |b| b as usize + 1)] as usize
+    }
+
+    #[inline(always)]
+    fn may_start_row(&self, row: usize, b: u8) -> bool {
         self.may_start[row][(b >> 6) as usize] & (1 << (b & 63)) != 0
     }
 }
@@ -293,7 +349,15 @@ pub(crate) struct Stream {
     /// cache's clear count is `memo_clears`.
     memo: HashMap<LazyStateID, Future>,
     memo_clears: usize,
+    /// The state of a thread started at a byte, after that byte, keyed by
+    /// (look-behind byte, byte) in a small direct-mapped table; valid while
+    /// the cache's clear count is `first_clears`.
+    first: [Option<(u32, LazyStateID)>; FIRST_SLOTS],
+    first_clears: usize,
 }
+
+/// Slots of `Stream::first` (a power of two).
+const FIRST_SLOTS: usize = 32;
 
 impl Stream {
     pub(crate) fn new(prog: &Program) -> Stream {
@@ -311,6 +375,8 @@ impl Stream {
             scratch: None,
             memo: HashMap::new(),
             memo_clears: 0,
+            first: [None; FIRST_SLOTS],
+            first_clears: 0,
         }
     }
 
@@ -342,16 +408,24 @@ impl Stream {
     pub(crate) fn feed(
         &mut self,
         prog: &Program,
-        chunk: &[u8],
+        mut chunk: &[u8],
         whole_chars: bool,
         sink: &mut impl Sink,
     ) {
-        if prog.never && self.held() == 0 {
-            // No rule can ever match: pass through without buffering, but
-            // keep the stream offset and look-behind context right.
-            sink.text(chunk);
-            self.append_released(chunk);
-            return;
+        if self.is_idle() {
+            // Nothing held: scan the chunk where it is, release the text
+            // before the first place a thread could start without copying
+            // it, and buffer only from there.
+            let lb = self.look_behind(self.pos);
+            let q = prog.skip_idle(chunk, 0, lb);
+            if q > 0 {
+                sink.text(&chunk[..q]);
+                self.append_released(&chunk[..q]);
+                chunk = &chunk[q..];
+            }
+            if chunk.is_empty() {
+                return;
+            }
         }
         self.buf.extend_from_slice(chunk);
         self.run(prog, false, sink);
@@ -410,12 +484,31 @@ impl Stream {
         self.compact();
     }
 
-    fn append_released(&mut self, chunk: &[u8]) {
-        self.buf.extend_from_slice(chunk);
-        let end = self.offset();
+    /// Whether nothing is held or alive, so input can be scanned in place.
+    fn is_idle(&self) -> bool {
+        self.mode == Mode::Dfa
+            && self.threads.is_empty()
+            && self.best.is_none()
+            && self.pos == self.offset()
+            && self.emitted == self.pos
+    }
+
+    /// Records `bytes` as received and released, keeping the look-behind
+    /// context.
+    fn append_released(&mut self, bytes: &[u8]) {
+        let end = self.offset() + bytes.len();
+        if bytes.len() >= CONTEXT {
+            self.buf.clear();
+            self.buf.extend_from_slice(&bytes[bytes.len() - CONTEXT..]);
+            self.base = end - CONTEXT;
+        } else {
+            self.buf.extend_from_slice(bytes);
+            let dead = self.buf.len().saturating_sub(CONTEXT);
+            self.buf.drain(..dead);
+            self.base += dead;
+        }
         self.emitted = end;
         self.pos = end;
-        self.compact();
     }
 
     fn release(&mut self, upto: usize, sink: &mut impl Sink) {
@@ -549,41 +642,12 @@ impl Stream {
         true
     }
 
-    /// With nothing alive, finds the next position from `self.pos` where a
-    /// thread can survive its first byte (or `end`).
+    /// With nothing alive, the next position from `self.pos` where a thread
+    /// can survive its first byte (or `end`).
     fn skip_idle(&self, prog: &Program, end: usize) -> usize {
-        let mut p = self.pos;
-        let buf = &self.buf;
-        let base = self.base;
-        if let Some(pre) = &prog.prefilter {
-            // A literal that starts within the last `tail` bytes may be cut
-            // by the end of the buffer: those positions are scanned byte by
-            // byte (once: the next feed starts after them).
-            let tail = pre.max_needle_len() - 1;
-            loop {
-                if p + tail < end {
-                    let span = Span::from(p - base..end - base);
-                    match pre.find(buf, span) {
-                        Some(m) => p = m.start + base,
-                        None => p = end - tail,
-                    }
-                }
-                if p >= end || prog.may_start(self.look_behind(p), buf[p - base]) {
-                    return p;
-                }
-                p += 1;
-            }
-        }
-        let mut lb = self.look_behind(p);
-        while p < end {
-            let b = buf[p - base];
-            if prog.may_start(lb, b) {
-                break;
-            }
-            lb = Some(b);
-            p += 1;
-        }
-        p
+        let hay = &self.buf[..end - self.base];
+        let from = self.pos - self.base;
+        prog.skip_idle(hay, from, self.look_behind(self.pos)) + self.base
     }
 
     fn run_dfa(&mut self, prog: &Program, sink: &mut impl Sink) -> Result<(), Fallback> {
@@ -593,8 +657,8 @@ impl Stream {
             if self.threads.is_empty() && self.best.is_none() {
                 self.pos = self.skip_idle(prog, end);
             }
-            if self.threads.len() == 1 && self.best.is_none() {
-                self.run_one(prog)?;
+            if self.threads.len() <= 1 && self.best.is_none() {
+                self.run_simple(prog)?;
             }
             let p = self.pos;
             if p >= end {
@@ -783,62 +847,114 @@ impl Stream {
         Ok(false)
     }
 
-    /// The common case of `run_dfa`, in a tight loop: one live thread, no
-    /// match recorded, and every new thread merging into the live one (as in
-    /// a word under a rule like `\w+@…`) or dying at once. Stops, without
-    /// stepping it, at the first byte that needs more: a match, a second
-    /// thread, a quit, or the end of the buffer.
+    /// The common case of `run_dfa`, in a tight loop: at most one live
+    /// thread and no match recorded, where every new thread either dies at
+    /// once or merges into the live one (as in a word under a rule like
+    /// `\w+@…`). Stops, without stepping it, at the first byte that needs
+    /// more: a match, a second thread, a quit, or the end of the buffer.
     #[inline(always)]
-    fn run_one(&mut self, prog: &Program) -> Result<(), Fallback> {
+    fn run_simple(&mut self, prog: &Program) -> Result<(), Fallback> {
         let dfa = &prog.dfa;
-        let end = self.offset();
         let base = self.base;
-        let Thread { start, mut sid } = self.threads[0];
-        let mut p = self.pos;
-        if p >= end {
-            return Ok(());
+        let hay = &self.buf[..];
+        let cache = &mut self.cache;
+        let first = &mut self.first;
+        // No thread is `start == NONE`.
+        const NONE: usize = usize::MAX;
+        let (mut start, mut sid) = match self.threads.first() {
+            Some(t) => (t.start - base, t.sid),
+            None => (NONE, LazyStateID::default()),
+        };
+        let mut i = self.pos - base;
+        let mut lb = (self.pos > 0).then(|| hay[i - 1]);
+        // The clear count when the thread's state was last committed: a clear
+        // in an iteration that is not committed makes that state stale.
+        let mut clears = cache.clear_count();
+        if self.first_clears != clears {
+            *first = [None; FIRST_SLOTS];
+            self.first_clears = clears;
         }
-        // A thread exists, so it started before `p`: `p - 1` is held.
-        let mut lb = self.buf[p - 1 - base];
-        let mut clears = self.cache.clear_count();
-        while p < end {
-            let b = self.buf[p - base];
-            let Ok(next) = dfa.next_state(&mut self.cache, sid, b) else {
-                break;
-            };
-            if next.is_tagged() {
-                break;
-            }
-            if self.cache.clear_count() != clears {
-                // `next` is valid in the cleared cache; nothing else is held.
-                clears = self.cache.clear_count();
-            }
-            if !is_continuation(b) && prog.may_start(Some(lb), b) {
-                let cfg = start::Config::new()
-                    .anchored(Anchored::Yes)
-                    .look_behind(Some(lb));
-                let Ok(s0) = dfa.start_state(&mut self.cache, &cfg) else {
-                    break;
-                };
-                let Ok(n0) = dfa.next_state(&mut self.cache, s0, b) else {
-                    break;
-                };
-                if self.cache.clear_count() != clears {
-                    // `next` may have been invalidated: replay.
-                    self.threads[0].sid = sid;
-                    self.pos = p;
-                    return Err(Fallback(start));
-                }
-                if n0 != next && !n0.is_dead() {
-                    break;
+        while i < hay.len() {
+            let b = hay[i];
+            if start == NONE && !prog.prefilter_or_never() {
+                // Nothing alive: skip bytes where no thread can start.
+                if !prog.may_start(lb, b) {
+                    lb = Some(b);
+                    i += 1;
+                    continue;
                 }
             }
-            sid = next;
-            lb = b;
-            p += 1;
+            let (mut nstart, mut nsid) = (NONE, sid);
+            if start != NONE {
+                let Ok(n) = dfa.next_state(cache, sid, b) else {
+                    break;
+                };
+                if n.is_tagged() && !n.is_dead() {
+                    break;
+                }
+                if !n.is_dead() {
+                    (nstart, nsid) = (start, n);
+                }
+                if cache.clear_count() != clears {
+                    // `n` is valid in the cleared cache; the memo is not.
+                    *first = [None; FIRST_SLOTS];
+                    self.first_clears = cache.clear_count();
+                }
+            }
+            if !is_continuation(b) && prog.may_start(lb, b) {
+                let lbk = lb.map_or(256, u32::from);
+                let key = (lbk << 8) | u32::from(b);
+                let slot = (b as usize ^ (lbk as usize).wrapping_mul(7)) & (FIRST_SLOTS - 1);
+                let n0 = match first[slot] {
+                    Some((k, n0)) if k == key => n0,
+                    _ => {
+                        let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
+                        let Ok(s0) = dfa.start_state(cache, &cfg) else {
+                            break;
+                        };
+                        let Ok(n0) = dfa.next_state(cache, s0, b) else {
+                            break;
+                        };
+                        if cache.clear_count() != self.first_clears {
+                            // `nsid` may be stale: stop (and replay).
+                            break;
+                        }
+                        first[slot] = Some((key, n0));
+                        n0
+                    }
+                };
+                if !n0.is_dead() {
+                    if n0.is_tagged() {
+                        break;
+                    }
+                    if nstart == NONE {
+                        (nstart, nsid) = (i, n0);
+                    } else if nsid != n0 {
+                        break;
+                    }
+                }
+            }
+            (start, sid) = (nstart, nsid);
+            clears = cache.clear_count();
+            lb = Some(b);
+            i += 1;
+            if start == NONE && prog.prefilter.is_some() {
+                i = prog.skip_idle(hay, i, lb);
+                lb = (i > 0).then(|| hay[i - 1]);
+            }
         }
-        self.threads[0].sid = sid;
-        self.pos = p;
+        let stale = cache.clear_count() != clears;
+        self.pos = i + base;
+        self.threads.clear();
+        if start != NONE {
+            self.threads.push(Thread {
+                start: start + base,
+                sid,
+            });
+        }
+        if stale {
+            return Err(Fallback(self.replay_from(self.pos)));
+        }
         Ok(())
     }
 

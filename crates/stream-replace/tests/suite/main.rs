@@ -11,6 +11,9 @@
 //!   held bytes, replacement closures, and `Rules` shared across threads.
 //!
 //! * `adapters`: edges of the iterator, `std::io` and stream adapters.
+//! * `invariance`: the `Replacer` and every adapter checked with
+//!   `chunk-invariance` against `replace_all`, over every split of short
+//!   inputs and bounded or random splits of longer ones.
 //!
 //! `oracle` and `run` are the shared pieces: the reference replacement
 //! computed with the `regex` crates, and stream drivers that check the
@@ -22,6 +25,7 @@ mod closures;
 mod differential;
 mod errors;
 mod holdback;
+mod invariance;
 mod limits;
 mod oracle;
 mod run;
