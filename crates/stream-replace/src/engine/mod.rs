@@ -185,38 +185,58 @@ impl Program {
 
 /// Works out the `Future` of a DFA state, from its transitions on one byte
 /// of each equivalence class and at the end of input. A quit transition
-/// makes the future `Open` (the DFA cannot tell).
+/// makes the future `Open` (the DFA cannot tell), and so does a cache clear
+/// on the way, which invalidates `sid` (the caller sees the clear).
 fn future(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Future {
-    if finished(dfa, cache, sid) {
-        return Future::Finished;
+    let clears = cache.clear_count();
+    match finished(dfa, cache, sid) {
+        Some(true) => return Future::Finished,
+        None => return Future::Open,
+        Some(false) => {}
     }
     let rule = match dfa.next_eoi_state(cache, sid) {
-        Ok(eoi) if eoi.is_match() => dfa.match_pattern(cache, eoi, 0),
+        Ok(eoi) if cache.clear_count() == clears && eoi.is_match() => {
+            dfa.match_pattern(cache, eoi, 0)
+        }
         _ => return Future::Open,
     };
     for unit in dfa.byte_classes().representatives(..) {
         let Some(b) = unit.as_u8() else { continue };
-        match dfa.next_state(cache, sid, b) {
-            Ok(n)
-                if n.is_match()
-                    && dfa.match_pattern(cache, n, 0) == rule
-                    && finished(dfa, cache, n) => {}
-            _ => return Future::Open,
+        let Ok(n) = dfa.next_state(cache, sid, b) else {
+            return Future::Open;
+        };
+        if cache.clear_count() != clears
+            || !n.is_match()
+            || dfa.match_pattern(cache, n, 0) != rule
+            || finished(dfa, cache, n) != Some(true)
+            || cache.clear_count() != clears
+        {
+            return Future::Open;
         }
     }
     Future::EndsHere(rule.as_usize())
 }
 
-/// Whether no continuation of a DFA state can lead to a match.
-fn finished(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> bool {
+/// Whether no continuation of a DFA state can lead to a match; `None` when
+/// a cache clear on the way made `sid` stale.
+fn finished(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Option<bool> {
+    let clears = cache.clear_count();
     for unit in dfa.byte_classes().representatives(..) {
         let Some(b) = unit.as_u8() else { continue };
-        match dfa.next_state(cache, sid, b) {
+        let n = dfa.next_state(cache, sid, b);
+        if cache.clear_count() != clears {
+            return None;
+        }
+        match n {
             Ok(n) if n.is_dead() => {}
-            _ => return false,
+            _ => return Some(false),
         }
     }
-    matches!(dfa.next_eoi_state(cache, sid), Ok(eoi) if !eoi.is_match())
+    let eoi = dfa.next_eoi_state(cache, sid);
+    if cache.clear_count() != clears {
+        return None;
+    }
+    Some(matches!(eoi, Ok(eoi) if !eoi.is_match()))
 }
 
 /// The row of `Program::may_start` for one look-behind. A cache clear

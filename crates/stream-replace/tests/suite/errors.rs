@@ -247,3 +247,59 @@ fn fuzz_tiny_cache_builds_and_streams_exactly() {
         );
     }
 }
+
+/// Fuzz regression (`stream_vs_whole`, `build_rules`): with a small cache,
+/// the end-of-feed check of whether a match is already decided held a state
+/// across a cache clear and panicked inside the lazy DFA. Every rule set
+/// here must stream exactly with 1-byte chunks and with chunks that end
+/// right after a completed match.
+#[test]
+fn fuzz_small_cache_settle_after_clear() {
+    let sets: &[&[&str]] = &[
+        &[
+            r"<think>[\s\S]*?</think>",
+            r"[\w.+-]+@[\w-]+\.\w+",
+            r"\b\d{3}-\d{2}-\d{4}\b",
+            r"sk-[A-Za-z0-9]{8}",
+        ],
+        &[r"\d+", r"[a-z]+\b", r"(?i)σ+", "x*?"],
+        &[r"\w+", "", r"(?m)$"],
+    ];
+    let text = "a <think>x@y.io</think> 123-45-6789 sk-AbCd1234 ann@ex.io σΣ 42 done";
+    for pats in sets {
+        for cache in [1usize, 300, 1 << 10, 4 << 10] {
+            let mut b = Rules::builder();
+            for (i, p) in pats.iter().enumerate() {
+                b.regex(p, format!("<{i}>"));
+            }
+            let rules = b
+                .config(stream_replace::Config::new().cache_capacity(cache))
+                .build()
+                .unwrap_or_else(|e| panic!("{pats:?} with cache {cache}: {e}"));
+            let want = rules.replace_all(text);
+            let re = regex_automata::meta::Regex::new_many(pats).unwrap();
+            let mut expected = String::new();
+            let mut last = 0;
+            for m in re.find_iter(text) {
+                expected.push_str(&text[last..m.start()]);
+                expected.push_str(&format!("<{}>", m.pattern().as_usize()));
+                last = m.end();
+            }
+            expected.push_str(&text[last..]);
+            assert_eq!(want, expected, "{pats:?}");
+            for size in [1usize, 2, 3, 5, 7] {
+                let mut r = rules.replacer();
+                let mut out = Vec::new();
+                for chunk in text.as_bytes().chunks(size) {
+                    out.extend(r.feed_bytes(chunk).unwrap());
+                }
+                out.extend(r.flush_bytes().unwrap());
+                assert_eq!(
+                    String::from_utf8_lossy(&out),
+                    expected,
+                    "{pats:?} cache {cache} chunks of {size}"
+                );
+            }
+        }
+    }
+}
