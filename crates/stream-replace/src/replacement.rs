@@ -211,26 +211,32 @@ fn parse_template(
             t = &t[2..];
             continue;
         }
-        let (name, rest) = if t.get(1) == Some(&b'{') {
-            match memchr::memchr(b'}', &t[2..]) {
-                Some(j) if j > 0 => (&t[2..2 + j], &t[3 + j..]),
-                _ => (&t[..0], t),
-            }
+        // As in `regex`: `${name}` takes anything up to `}` as the name (even
+        // nothing); `$name` takes the longest run of `[_0-9A-Za-z]`; a `$`
+        // that starts neither is literal.
+        let braced = if t.get(1) == Some(&b'{') {
+            memchr::memchr(b'}', &t[2..]).map(|j| (&t[2..2 + j], &t[3 + j..]))
         } else {
-            let n = t[1..]
-                .iter()
-                .take_while(|&&b| b == b'_' || b.is_ascii_alphanumeric())
-                .count();
-            (&t[1..1 + n], &t[1 + n..])
+            None
+        };
+        let (name, rest) = match braced {
+            Some(found) => found,
+            None => {
+                let n = t[1..]
+                    .iter()
+                    .take_while(|&&b| b == b'_' || b.is_ascii_alphanumeric())
+                    .count();
+                if n == 0 {
+                    text.push(b'$');
+                    t = &t[1..];
+                    continue;
+                }
+                (&t[1..1 + n], &t[1 + n..])
+            }
         };
         // A name is valid UTF-8: it is ASCII or sits between `{` and `}`
         // of a template that came from a `String`.
         let name = std::str::from_utf8(name).unwrap_or("");
-        if name.is_empty() {
-            text.push(b'$');
-            t = &t[1..];
-            continue;
-        }
         if !text.is_empty() {
             parts.push(Part::Text(std::mem::take(&mut text)));
         }
@@ -460,7 +466,9 @@ mod tests {
         assert_eq!(parse("a${1}b"), vec!["a", "<1>", "b"]);
         assert_eq!(parse("$$1"), vec!["$1"]);
         assert_eq!(parse("$x-$"), vec!["<7>", "-$"]);
-        assert_eq!(parse("${}"), vec!["${}"]);
+        // `${}` names the group "", which no pattern has (`regex` expands it
+        // to nothing; here it is an unknown group).
+        assert!(try_parse("${}").is_err());
         assert_eq!(parse("${x"), vec!["${x"]);
         assert_eq!(parse("$ x"), vec!["$ x"]);
     }

@@ -303,3 +303,16 @@ fn fuzz_small_cache_settle_after_clear() {
         }
     }
 }
+
+/// Fuzz regression (`build_rules`): `${}` is a reference to the group named
+/// "" (as in `regex`, whose expansion gives nothing), not literal text; no
+/// pattern has such a group, so building fails and names the rule.
+#[test]
+fn fuzz_empty_braced_group_name_is_unknown() {
+    let e = err(Rules::builder().literal("x", "y").regex("E", "${}é"));
+    assert_eq!(e.kind(), &ErrorKind::UnknownGroup);
+    assert_eq!(e.rule(), Some(1));
+    // A `$` that starts no reference stays literal, as in `regex`.
+    let rules = Rules::builder().regex("E", "$ ${ $-").build().unwrap();
+    assert_eq!(rules.replace_all("E"), "$ ${ $-");
+}
