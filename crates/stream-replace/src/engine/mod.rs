@@ -184,59 +184,103 @@ impl Program {
 }
 
 /// Works out the `Future` of a DFA state, from its transitions on one byte
-/// of each equivalence class and at the end of input. A quit transition
-/// makes the future `Open` (the DFA cannot tell), and so does a cache clear
-/// on the way, which invalidates `sid` (the caller sees the clear).
+/// of each equivalence class and at the end of input. `Open` when some
+/// continuation can still change the outcome; `Unknown` when only a quit
+/// transition (which the DFA cannot follow) stands in the way of a
+/// conclusion, or a cache clear on the way made `sid` stale (the caller
+/// sees the clear).
 fn future(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Future {
     let clears = cache.clear_count();
+    let mut unknown = false;
     match finished(dfa, cache, sid) {
-        Some(true) => return Future::Finished,
-        None => return Future::Open,
-        Some(false) => {}
+        Fin::Yes => return Future::Finished,
+        Fin::Stale => return Future::Unknown,
+        Fin::Quit => unknown = true,
+        Fin::No => {}
     }
     let rule = match dfa.next_eoi_state(cache, sid) {
         Ok(eoi) if cache.clear_count() == clears && eoi.is_match() => {
             dfa.match_pattern(cache, eoi, 0)
         }
-        _ => return Future::Open,
+        _ => {
+            return if unknown {
+                Future::Unknown
+            } else {
+                Future::Open
+            }
+        }
     };
     for unit in dfa.byte_classes().representatives(..) {
         let Some(b) = unit.as_u8() else { continue };
         let Ok(n) = dfa.next_state(cache, sid, b) else {
-            return Future::Open;
+            return Future::Unknown;
         };
-        if cache.clear_count() != clears
-            || !n.is_match()
-            || dfa.match_pattern(cache, n, 0) != rule
-            || finished(dfa, cache, n) != Some(true)
-            || cache.clear_count() != clears
-        {
+        if cache.clear_count() != clears {
+            return Future::Unknown;
+        }
+        if n.is_quit() {
+            unknown = true;
+            continue;
+        }
+        if !n.is_match() || dfa.match_pattern(cache, n, 0) != rule {
             return Future::Open;
         }
+        match finished(dfa, cache, n) {
+            Fin::Yes => {}
+            Fin::No => return Future::Open,
+            Fin::Quit | Fin::Stale => unknown = true,
+        }
+        if cache.clear_count() != clears {
+            return Future::Unknown;
+        }
     }
-    Future::EndsHere(rule.as_usize())
+    if unknown {
+        Future::Unknown
+    } else {
+        Future::EndsHere(rule.as_usize())
+    }
 }
 
-/// Whether no continuation of a DFA state can lead to a match; `None` when
-/// a cache clear on the way made `sid` stale.
-fn finished(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Option<bool> {
+/// Whether a DFA state can lead to no match whatever comes next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fin {
+    Yes,
+    No,
+    /// Only quit transitions might lead on.
+    Quit,
+    /// A cache clear on the way made the state stale.
+    Stale,
+}
+
+fn finished(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Fin {
     let clears = cache.clear_count();
+    let mut quit = false;
     for unit in dfa.byte_classes().representatives(..) {
         let Some(b) = unit.as_u8() else { continue };
         let n = dfa.next_state(cache, sid, b);
         if cache.clear_count() != clears {
-            return None;
+            return Fin::Stale;
         }
         match n {
             Ok(n) if n.is_dead() => {}
-            _ => return Some(false),
+            Ok(n) if n.is_quit() => quit = true,
+            _ => return Fin::No,
         }
     }
     let eoi = dfa.next_eoi_state(cache, sid);
     if cache.clear_count() != clears {
-        return None;
+        return Fin::Stale;
     }
-    Some(matches!(eoi, Ok(eoi) if !eoi.is_match()))
+    match eoi {
+        Ok(eoi) if !eoi.is_match() && !eoi.is_quit() => {
+            if quit {
+                Fin::Quit
+            } else {
+                Fin::Yes
+            }
+        }
+        _ => Fin::No,
+    }
 }
 
 /// The row of `Program::may_start` for one look-behind. A cache clear
@@ -344,6 +388,8 @@ enum Future {
     /// A match of this rule ends here for every continuation, and nothing
     /// after it can match.
     EndsHere(usize),
+    /// The DFA cannot tell (quit transitions); the NFA can.
+    Unknown,
 }
 
 /// Signals that the DFA cannot go on; holds the position to replay from.
@@ -798,6 +844,11 @@ impl Stream {
                         }
                     };
                     match future {
+                        Future::Unknown => {
+                            // Let the NFA, which follows every byte, settle
+                            // what is held.
+                            return Err(Fallback(from));
+                        }
                         Future::Open => {
                             self.threads[kept] = t;
                             kept += 1;

@@ -191,3 +191,26 @@ fn long_held_region_then_release() {
         }
     }
 }
+
+/// With a rule that uses Unicode `\b`, the lazy DFA cannot follow non-ASCII
+/// bytes, so it cannot prove on its own that a match is finished; the stream
+/// must still release a decided match (and the text after it) at once.
+#[test]
+fn completed_match_is_released_at_once_with_unicode_word_boundaries() {
+    let rules = Rules::builder()
+        .regex(r"\bcafé\b", "[C]")
+        .regex(r"<think>[\s\S]*?</think>", "")
+        .build()
+        .unwrap();
+    let mut r = rules.replacer();
+    assert_eq!(r.feed("a <think>x</think>").unwrap(), "a ");
+    assert_eq!(r.held(), 0);
+    assert_eq!(r.feed("b <think>é</think>!").unwrap(), "b !");
+    assert_eq!(r.held(), 0);
+    // `\b` after "café" needs the next character.
+    assert_eq!(r.feed(" café").unwrap(), " ");
+    assert_eq!(r.held(), "café".len());
+    assert_eq!(r.feed(" ").unwrap(), "[C] ");
+    assert_eq!(r.held(), 0);
+    assert_eq!(r.flush().unwrap(), "");
+}
