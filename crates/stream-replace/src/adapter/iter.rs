@@ -1,7 +1,9 @@
 //! Adapters over iterators of chunks.
 
 use std::iter::FusedIterator;
+use std::ops::ControlFlow;
 
+use crate::adapter::{Driver, Unit};
 use crate::error::StreamError;
 use crate::replacer::Replacer;
 
@@ -47,9 +49,8 @@ where
     I::Item: AsRef<str>,
 {
     Wrap {
-        replacer,
+        driver: Driver::new(replacer),
         chunks: chunks.into_iter(),
-        done: false,
     }
 }
 
@@ -78,9 +79,8 @@ where
     I::Item: AsRef<[u8]>,
 {
     WrapBytes {
-        replacer,
+        driver: Driver::new(replacer),
         chunks: chunks.into_iter(),
-        done: false,
     }
 }
 
@@ -99,9 +99,8 @@ where
 /// ```
 #[derive(Debug)]
 pub struct Wrap<I> {
-    replacer: Replacer,
+    driver: Driver,
     chunks: I,
-    done: bool,
 }
 
 /// The iterator returned by [`wrap_bytes`]: replaced bytes, as they become
@@ -119,9 +118,8 @@ pub struct Wrap<I> {
 /// ```
 #[derive(Debug)]
 pub struct WrapBytes<I> {
-    replacer: Replacer,
+    driver: Driver,
     chunks: I,
-    done: bool,
 }
 
 impl<I> Wrap<I> {
@@ -139,7 +137,7 @@ impl<I> Wrap<I> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn replacer(&self) -> &Replacer {
-        &self.replacer
+        self.driver.replacer()
     }
 
     /// Gives back the replacer and the rest of the chunks.
@@ -161,7 +159,7 @@ impl<I> Wrap<I> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn into_parts(self) -> (Replacer, I) {
-        (self.replacer, self.chunks)
+        (self.driver.into_replacer(), self.chunks)
     }
 }
 
@@ -173,29 +171,11 @@ where
     type Item = Result<String, StreamError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        for chunk in self.chunks.by_ref() {
-            match self.replacer.feed(chunk.as_ref()) {
-                Ok(out) if out.is_empty() => {}
-                Ok(out) => return Some(Ok(out)),
-                Err(e) => {
-                    self.done = true;
-                    self.replacer.reset();
-                    return Some(Err(e));
-                }
-            }
-        }
-        self.done = true;
-        match self.replacer.flush() {
-            Ok(out) if out.is_empty() => None,
-            result => Some(result),
-        }
+        self.driver.next::<str, _>(&mut self.chunks)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        size_hint(self.done, self.chunks.size_hint())
+        self.driver.size_hint(self.chunks.size_hint())
     }
 }
 
@@ -221,7 +201,7 @@ impl<I> WrapBytes<I> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn replacer(&self) -> &Replacer {
-        &self.replacer
+        self.driver.replacer()
     }
 
     /// Gives back the replacer and the rest of the chunks.
@@ -243,7 +223,7 @@ impl<I> WrapBytes<I> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn into_parts(self) -> (Replacer, I) {
-        (self.replacer, self.chunks)
+        (self.driver.into_replacer(), self.chunks)
     }
 }
 
@@ -255,29 +235,11 @@ where
     type Item = Result<Vec<u8>, StreamError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        for chunk in self.chunks.by_ref() {
-            match self.replacer.feed_bytes(chunk.as_ref()) {
-                Ok(out) if out.is_empty() => {}
-                Ok(out) => return Some(Ok(out)),
-                Err(e) => {
-                    self.done = true;
-                    self.replacer.reset();
-                    return Some(Err(e));
-                }
-            }
-        }
-        self.done = true;
-        match self.replacer.flush_bytes() {
-            Ok(out) if out.is_empty() => None,
-            result => Some(result),
-        }
+        self.driver.next::<[u8], _>(&mut self.chunks)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        size_hint(self.done, self.chunks.size_hint())
+        self.driver.size_hint(self.chunks.size_hint())
     }
 }
 
@@ -288,12 +250,21 @@ where
 {
 }
 
-/// At most one item per chunk plus the flush, at least none: every chunk
-/// may be held or skipped as empty.
-pub(crate) fn size_hint(done: bool, source: (usize, Option<usize>)) -> (usize, Option<usize>) {
-    if done {
-        (0, Some(0))
-    } else {
-        (0, source.1.and_then(|n| n.checked_add(1)))
+impl Driver {
+    /// The next non-empty output, pulling chunks until there is one or the
+    /// source ends.
+    fn next<U, I>(&mut self, chunks: &mut I) -> Option<Result<U::Out, StreamError>>
+    where
+        U: Unit + ?Sized,
+        I: Iterator,
+        I::Item: AsRef<U>,
+    {
+        while !self.is_done() {
+            let chunk = chunks.next();
+            if let ControlFlow::Break(item) = self.step(chunk.as_ref().map(AsRef::as_ref)) {
+                return item;
+            }
+        }
+        None
     }
 }

@@ -6,7 +6,118 @@
 //! readers) or on an explicit finish (writers). Once the stream has ended,
 //! normally or with an error, the replacer is ready for a new stream.
 
+use std::ops::ControlFlow;
+
+use crate::error::StreamError;
+use crate::replacer::Replacer;
+
 pub(crate) mod io;
 pub(crate) mod iter;
 #[cfg(feature = "stream")]
 pub(crate) mod stream;
+
+/// What the chunks of a source are made of: text, fed in whole characters,
+/// or bytes, cut anywhere.
+trait Unit {
+    /// The output of one feed or flush, in the same unit.
+    type Out: AsRef<[u8]>;
+
+    fn feed(replacer: &mut Replacer, chunk: &Self) -> Result<Self::Out, StreamError>;
+
+    fn flush(replacer: &mut Replacer) -> Result<Self::Out, StreamError>;
+}
+
+impl Unit for str {
+    type Out = String;
+
+    fn feed(replacer: &mut Replacer, chunk: &str) -> Result<String, StreamError> {
+        replacer.feed(chunk)
+    }
+
+    fn flush(replacer: &mut Replacer) -> Result<String, StreamError> {
+        replacer.flush()
+    }
+}
+
+impl Unit for [u8] {
+    type Out = Vec<u8>;
+
+    fn feed(replacer: &mut Replacer, chunk: &[u8]) -> Result<Vec<u8>, StreamError> {
+        replacer.feed_bytes(chunk)
+    }
+
+    fn flush(replacer: &mut Replacer) -> Result<Vec<u8>, StreamError> {
+        replacer.flush_bytes()
+    }
+}
+
+/// The part of an iterator or stream adapter that does not depend on how
+/// chunks are pulled: the replacer, and whether the stream has ended.
+///
+/// Invariant: once `done` is set, the replacer is ready for a new stream (it
+/// was flushed, or reset after an error) and no more chunks are taken, which
+/// makes the adapters fused.
+#[derive(Debug)]
+struct Driver {
+    replacer: Replacer,
+    done: bool,
+}
+
+impl Driver {
+    fn new(replacer: Replacer) -> Driver {
+        Driver {
+            replacer,
+            done: false,
+        }
+    }
+
+    fn replacer(&self) -> &Replacer {
+        &self.replacer
+    }
+
+    fn into_replacer(self) -> Replacer {
+        self.replacer
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Takes the next chunk from the source, `None` at its end.
+    ///
+    /// Breaks with the item to yield (`None` when the stream ends with no
+    /// more output), or continues when the chunk gave no output, so that an
+    /// adapter never yields an empty item.
+    fn step<U: Unit + ?Sized>(
+        &mut self,
+        chunk: Option<&U>,
+    ) -> ControlFlow<Option<Result<U::Out, StreamError>>> {
+        let Some(chunk) = chunk else {
+            self.done = true;
+            // A failed flush has already reset the replacer.
+            return ControlFlow::Break(match U::flush(&mut self.replacer) {
+                Ok(out) if out.as_ref().is_empty() => None,
+                result => Some(result),
+            });
+        };
+        match U::feed(&mut self.replacer, chunk) {
+            Ok(out) if out.as_ref().is_empty() => ControlFlow::Continue(()),
+            Err(e) => {
+                self.done = true;
+                self.replacer.reset();
+                ControlFlow::Break(Some(Err(e)))
+            }
+            result => ControlFlow::Break(Some(result)),
+        }
+    }
+
+    /// At most one item per chunk plus the flush, at least none: every chunk
+    /// may be held or skipped as empty.
+    fn size_hint(&self, source: (usize, Option<usize>)) -> (usize, Option<usize>) {
+        if self.done {
+            (0, Some(0))
+        } else {
+            (0, source.1.and_then(|n| n.checked_add(1)))
+        }
+    }
+}

@@ -1,11 +1,12 @@
 //! Adapters over `futures_core::Stream`s of chunks (feature `stream`).
 
+use std::ops::ControlFlow;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use futures_core::stream::{FusedStream, Stream};
 
-use crate::adapter::iter::size_hint;
+use crate::adapter::{Driver, Unit};
 use crate::error::StreamError;
 use crate::replacer::Replacer;
 
@@ -66,9 +67,8 @@ where
     S::Item: AsRef<str>,
 {
     WrapStream {
-        replacer,
+        driver: Driver::new(replacer),
         stream,
-        done: false,
     }
 }
 
@@ -118,9 +118,8 @@ where
     S::Item: AsRef<[u8]>,
 {
     WrapStreamBytes {
-        replacer,
+        driver: Driver::new(replacer),
         stream,
-        done: false,
     }
 }
 
@@ -157,9 +156,8 @@ where
 /// ```
 #[derive(Debug)]
 pub struct WrapStream<S> {
-    replacer: Replacer,
+    driver: Driver,
     stream: S,
-    done: bool,
 }
 
 /// The stream returned by [`wrap_stream_bytes`]: replaced bytes, as they
@@ -196,15 +194,14 @@ pub struct WrapStream<S> {
 /// ```
 #[derive(Debug)]
 pub struct WrapStreamBytes<S> {
-    replacer: Replacer,
+    driver: Driver,
     stream: S,
-    done: bool,
 }
 
 impl<S> WrapStream<S> {
     /// The replacer, for example to see how many bytes it holds.
     pub fn replacer(&self) -> &Replacer {
-        &self.replacer
+        self.driver.replacer()
     }
 
     /// Gives back the replacer and the source stream.
@@ -212,14 +209,14 @@ impl<S> WrapStream<S> {
     /// Text the replacer holds is dropped unless the stream has ended, in
     /// which case the replacer is ready for a new stream.
     pub fn into_parts(self) -> (Replacer, S) {
-        (self.replacer, self.stream)
+        (self.driver.into_replacer(), self.stream)
     }
 }
 
 impl<S> WrapStreamBytes<S> {
     /// The replacer, for example to see how many bytes it holds.
     pub fn replacer(&self) -> &Replacer {
-        &self.replacer
+        self.driver.replacer()
     }
 
     /// Gives back the replacer and the source stream.
@@ -227,7 +224,7 @@ impl<S> WrapStreamBytes<S> {
     /// Bytes the replacer holds are dropped unless the stream has ended, in
     /// which case the replacer is ready for a new stream.
     pub fn into_parts(self) -> (Replacer, S) {
-        (self.replacer, self.stream)
+        (self.driver.into_replacer(), self.stream)
     }
 }
 
@@ -240,36 +237,11 @@ where
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if this.done {
-            return Poll::Ready(None);
-        }
-        // Loops only while the source has chunks ready; it returns `Pending`
-        // (and has arranged a wake-up) otherwise.
-        loop {
-            match Pin::new(&mut this.stream).poll_next(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(chunk)) => match this.replacer.feed(chunk.as_ref()) {
-                    Ok(out) if out.is_empty() => {}
-                    Ok(out) => return Poll::Ready(Some(Ok(out))),
-                    Err(e) => {
-                        this.done = true;
-                        this.replacer.reset();
-                        return Poll::Ready(Some(Err(e)));
-                    }
-                },
-                Poll::Ready(None) => {
-                    this.done = true;
-                    return Poll::Ready(match this.replacer.flush() {
-                        Ok(out) if out.is_empty() => None,
-                        result => Some(result),
-                    });
-                }
-            }
-        }
+        this.driver.poll_next::<str, _>(&mut this.stream, cx)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        size_hint(self.done, self.stream.size_hint())
+        self.driver.size_hint(self.stream.size_hint())
     }
 }
 
@@ -282,34 +254,11 @@ where
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if this.done {
-            return Poll::Ready(None);
-        }
-        loop {
-            match Pin::new(&mut this.stream).poll_next(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(chunk)) => match this.replacer.feed_bytes(chunk.as_ref()) {
-                    Ok(out) if out.is_empty() => {}
-                    Ok(out) => return Poll::Ready(Some(Ok(out))),
-                    Err(e) => {
-                        this.done = true;
-                        this.replacer.reset();
-                        return Poll::Ready(Some(Err(e)));
-                    }
-                },
-                Poll::Ready(None) => {
-                    this.done = true;
-                    return Poll::Ready(match this.replacer.flush_bytes() {
-                        Ok(out) if out.is_empty() => None,
-                        result => Some(result),
-                    });
-                }
-            }
-        }
+        this.driver.poll_next::<[u8], _>(&mut this.stream, cx)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        size_hint(self.done, self.stream.size_hint())
+        self.driver.size_hint(self.stream.size_hint())
     }
 }
 
@@ -319,7 +268,7 @@ where
     S::Item: AsRef<str>,
 {
     fn is_terminated(&self) -> bool {
-        self.done
+        self.driver.is_done()
     }
 }
 
@@ -329,6 +278,29 @@ where
     S::Item: AsRef<[u8]>,
 {
     fn is_terminated(&self) -> bool {
-        self.done
+        self.driver.is_done()
+    }
+}
+
+impl Driver {
+    /// The next non-empty output, taking chunks while the source has them
+    /// ready; `Pending` when it has not (it has then arranged a wake-up).
+    fn poll_next<U, S>(
+        &mut self,
+        stream: &mut S,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<U::Out, StreamError>>>
+    where
+        U: Unit + ?Sized,
+        S: Stream + Unpin,
+        S::Item: AsRef<U>,
+    {
+        while !self.is_done() {
+            let chunk = ready!(Pin::new(&mut *stream).poll_next(cx));
+            if let ControlFlow::Break(item) = self.step(chunk.as_ref().map(AsRef::as_ref)) {
+                return Poll::Ready(item);
+            }
+        }
+        Poll::Ready(None)
     }
 }
