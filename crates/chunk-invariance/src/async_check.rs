@@ -1,11 +1,12 @@
 //! The assertion for filters over a `futures_core::Stream` of chunks.
 
-use std::future::Future;
+use std::future::{poll_fn, Future};
 use std::panic::Location;
+use std::pin::pin;
 
 use futures_core::Stream;
 
-use crate::check::{compare, nonzero, whole_output};
+use crate::check::check_each_split;
 use crate::report::ChunkInvarianceError;
 use crate::split::{Chunks, Splits};
 use crate::text::private::Append;
@@ -107,20 +108,17 @@ where
     W: FnOnce(&'a T) -> R,
     R: OutputChunk<T>,
 {
-    let lists = splits.cuts(input)?;
-    let whole = whole_output(whole_filter, input);
-    let mut streamed = Vec::with_capacity(whole.len());
-    let mut tried = 0;
-    for (cuts, generated) in lists {
-        tried += 1;
-        streamed.clear();
-        let mut out = std::pin::pin!(stream_filter(Chunks::new(input, cuts.clone())));
-        while let Some(chunk) = std::future::poll_fn(|cx| out.as_mut().poll_next(cx)).await {
-            chunk.append_to(&mut streamed);
+    check_each_split(whole_filter, input, splits, |chunks, mut streamed| {
+        let out = stream_filter(chunks);
+        async move {
+            let mut out = pin!(out);
+            while let Some(chunk) = poll_fn(|cx| out.as_mut().poll_next(cx)).await {
+                chunk.append_to(&mut streamed);
+            }
+            streamed
         }
-        compare(input, &whole, &streamed, cuts, tried, generated)?;
-    }
-    nonzero(tried)
+    })
+    .await
 }
 
 /// [`assert_chunk_invariant`](crate::assert_chunk_invariant) for a filter

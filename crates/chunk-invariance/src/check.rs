@@ -1,4 +1,9 @@
-//! The assertion and its non-panicking twin.
+//! The assertion, its non-panicking twin, and the split loop the async
+//! forms share.
+
+use std::future::{self, Future};
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
 
 use crate::report::{ChunkInvarianceError, ErrorKind, Mismatch};
 use crate::split::{Chunks, Splits};
@@ -83,58 +88,58 @@ where
     W: FnOnce(&'a T) -> R,
     R: OutputChunk<T>,
 {
+    let check = check_each_split(whole_filter, input, splits, |chunks, mut streamed| {
+        for chunk in stream_filter(chunks) {
+            chunk.append_to(&mut streamed);
+        }
+        future::ready(streamed)
+    });
+    ready_now(check)
+}
+
+/// The check behind both the synchronous and the async forms.
+///
+/// `whole_filter` runs once, then `stream_split` once per split: it is
+/// given the split's chunks and an empty buffer, and hands the buffer back
+/// holding the joined streamed output. The buffer goes by value so that
+/// the future `stream_split` returns can own it across its awaits, and one
+/// allocation serves every split.
+pub(crate) async fn check_each_split<'a, T, W, R, S, Fut>(
+    whole_filter: W,
+    input: &'a T,
+    splits: Splits,
+    mut stream_split: S,
+) -> Result<usize, ChunkInvarianceError>
+where
+    T: ?Sized + Text,
+    W: FnOnce(&'a T) -> R,
+    R: OutputChunk<T>,
+    S: FnMut(Chunks<'a, T>, Vec<u8>) -> Fut,
+    Fut: Future<Output = Vec<u8>>,
+{
+    // Splits that cannot be tried on this input fail before any filter runs.
     let lists = splits.cuts(input)?;
-    let whole = whole_output(whole_filter, input);
+    let mut whole = Vec::new();
+    whole_filter(input).append_to(&mut whole);
     let mut streamed = Vec::with_capacity(whole.len());
     let mut tried = 0;
     for (cuts, generated) in lists {
         tried += 1;
         streamed.clear();
-        for chunk in stream_filter(Chunks::new(input, cuts.clone())) {
-            chunk.append_to(&mut streamed);
+        streamed = stream_split(Chunks::new(input, cuts.clone()), streamed).await;
+        if streamed != whole {
+            return Err(ChunkInvarianceError::mismatched(Mismatch {
+                input: input.bytes().to_vec(),
+                is_text: T::IS_TEXT,
+                cuts,
+                whole,
+                streamed,
+                split_number: tried,
+                generated,
+            }));
         }
-        compare(input, &whole, &streamed, cuts, tried, generated)?;
     }
-    nonzero(tried)
-}
-
-/// Runs the whole-input filter and joins its output.
-pub(crate) fn whole_output<'a, T, W, R>(whole_filter: W, input: &'a T) -> Vec<u8>
-where
-    T: ?Sized + Text,
-    W: FnOnce(&'a T) -> R,
-    R: OutputChunk<T>,
-{
-    let mut whole = Vec::new();
-    whole_filter(input).append_to(&mut whole);
-    whole
-}
-
-/// The error for a differing split, or nothing.
-pub(crate) fn compare<T: ?Sized + Text>(
-    input: &T,
-    whole: &[u8],
-    streamed: &[u8],
-    cuts: Vec<usize>,
-    split_number: usize,
-    generated: bool,
-) -> Result<(), ChunkInvarianceError> {
-    if whole == streamed {
-        return Ok(());
-    }
-    Err(ChunkInvarianceError::mismatched(Mismatch {
-        input: input.bytes().to_vec(),
-        is_text: T::IS_TEXT,
-        cuts,
-        whole: whole.to_vec(),
-        streamed: streamed.to_vec(),
-        split_number,
-        generated,
-    }))
-}
-
-/// A check that tried nothing proves nothing: say so.
-pub(crate) fn nonzero(tried: usize) -> Result<usize, ChunkInvarianceError> {
+    // A check that tried nothing proves nothing: say so.
     if tried == 0 {
         return Err(ChunkInvarianceError::new(
             ErrorKind::NoSplits,
@@ -142,6 +147,15 @@ pub(crate) fn nonzero(tried: usize) -> Result<usize, ChunkInvarianceError> {
         ));
     }
     Ok(tried)
+}
+
+/// The output of a future that never waits: the shared check over a
+/// synchronous filter, whose only awaits are on values already there.
+fn ready_now<F: Future>(future: F) -> F::Output {
+    match pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(output) => output,
+        Poll::Pending => unreachable!("the check of a synchronous filter never waits"),
+    }
 }
 
 /// Asserts that `stream_filter` gives `whole_filter`'s output for the

@@ -204,22 +204,12 @@ impl Splits {
                     true,
                 )
             }
-            Splits::Explicit(lists) => CutLists::listed(
-                lists
-                    .iter()
-                    .enumerate()
-                    .map(|(i, chunks)| explicit_cuts(input, chunks, i + 1))
-                    .collect::<Result<_, _>>()?,
-                false,
-            ),
-            Splits::Cuts(lists) => CutLists::listed(
-                lists
-                    .iter()
-                    .enumerate()
-                    .map(|(i, cuts)| checked_cuts(input, cuts, i + 1))
-                    .collect::<Result<_, _>>()?,
-                false,
-            ),
+            Splits::Explicit(lists) => {
+                CutLists::explicit(lists, |chunks, number| explicit_cuts(input, chunks, number))?
+            }
+            Splits::Cuts(lists) => {
+                CutLists::explicit(lists, |cuts, number| checked_cuts(input, cuts, number))?
+            }
             Splits::Chain(all) => CutLists::Chain(
                 all.iter()
                     .map(|splits| splits.cuts(input))
@@ -267,6 +257,20 @@ impl CutLists {
             lists: lists.into_iter(),
             generated,
         }
+    }
+
+    /// The splits a caller listed, each checked by `cuts_of` and numbered
+    /// from 1 for its error; the first that fails is the error.
+    fn explicit<L>(
+        lists: &[L],
+        mut cuts_of: impl FnMut(&L, usize) -> Result<Vec<usize>, ChunkInvarianceError>,
+    ) -> Result<CutLists, ChunkInvarianceError> {
+        let lists = lists
+            .iter()
+            .zip(1..)
+            .map(|(list, number)| cuts_of(list, number))
+            .collect::<Result<_, _>>()?;
+        Ok(CutLists::listed(lists, false))
     }
 }
 

@@ -724,6 +724,26 @@ mod async_path {
     }
 
     #[test]
+    fn async_checks_of_send_filters_are_send() {
+        // A multi-threaded runtime spawns only `Send` futures.
+        fn send<F: Future + Send>(future: F) -> F {
+            future
+        }
+        assert_eq!(
+            block_on(send(check_chunk_invariant_async(
+                hold_back, redact, "abc sk-"
+            ))),
+            Ok(7)
+        );
+        assert_eq!(
+            block_on(send(assert_chunk_invariant_async(
+                hold_back, redact, "abc sk-"
+            ))),
+            7
+        );
+    }
+
+    #[test]
     fn blocking_runs_an_async_filter_under_the_sync_assertion() {
         assert_eq!(
             assert_chunk_invariant(blocking(hold_back), redact, "use sk-AbCd1234 now"),
