@@ -118,7 +118,22 @@ impl Replacer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn feed_into(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        self.with_string(out, |r, bytes| r.feed_raw(chunk.as_bytes(), true, bytes))
+        let mut rest = chunk.as_bytes();
+        if self.failed.is_none() {
+            // Text that no match can touch goes straight from `chunk` to
+            // `out`, with no copy into the stream and no UTF-8 check.
+            let q = self.stream.idle_prefix(&self.rules.inner.program, rest);
+            match chunk.split_at_checked(q) {
+                Some((idle, _)) => out.push_str(idle),
+                // Unreachable: a thread never starts inside a character.
+                None => out.push_str(&String::from_utf8_lossy(&rest[..q])),
+            }
+            rest = &rest[q..];
+            if rest.is_empty() {
+                return Ok(());
+            }
+        }
+        self.with_string(out, |r, bytes| r.feed_raw(rest, true, bytes))
     }
 
     /// Feeds bytes, cut anywhere, and returns the bytes now safe to emit.

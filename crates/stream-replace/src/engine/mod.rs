@@ -303,7 +303,10 @@ fn start_row(dfa: &DFA, cache: &mut Cache, lb: Option<u8>) -> [u64; 4] {
                     sid = Some(s);
                     s
                 }
-                Err(_) => return [u64::MAX; 4],
+                // A quit look-behind: any byte may start a thread, except a
+                // continuation byte (0x80..=0xBF, the third word), where no
+                // thread ever starts.
+                Err(_) => return [u64::MAX, u64::MAX, 0, u64::MAX],
             },
         };
         if s.is_dead() {
@@ -478,20 +481,16 @@ impl Stream {
         whole_chars: bool,
         sink: &mut impl Sink,
     ) {
-        if self.is_idle() {
-            // Nothing held: scan the chunk where it is, release the text
-            // before the first place a thread could start without copying
-            // it, and buffer only from there.
-            let lb = self.look_behind(self.pos);
-            let q = prog.skip_idle(chunk, 0, lb);
-            if q > 0 {
-                sink.text(&chunk[..q]);
-                self.append_released(&chunk[..q]);
-                chunk = &chunk[q..];
-            }
-            if chunk.is_empty() {
-                return;
-            }
+        // Nothing held: scan the chunk where it is, release the text before
+        // the first place a thread could start without copying it, and
+        // buffer only from there.
+        let q = self.idle_prefix(prog, chunk);
+        if q > 0 {
+            sink.text(&chunk[..q]);
+            chunk = &chunk[q..];
+        }
+        if chunk.is_empty() {
+            return;
         }
         self.buf.extend_from_slice(chunk);
         self.run(prog, false, sink);
@@ -548,6 +547,21 @@ impl Stream {
         self.last_end = None;
         self.mode = Mode::Dfa;
         self.compact();
+    }
+
+    /// With nothing held, scans `chunk` where it is and records as released
+    /// its part before the first place a thread could start, without copying
+    /// it; returns the length of that part (which the caller emits). That
+    /// place is never a UTF-8 continuation byte.
+    pub(crate) fn idle_prefix(&mut self, prog: &Program, chunk: &[u8]) -> usize {
+        if !self.is_idle() {
+            return 0;
+        }
+        let q = prog.skip_idle(chunk, 0, self.look_behind(self.pos));
+        if q > 0 {
+            self.append_released(&chunk[..q]);
+        }
+        q
     }
 
     /// Whether nothing is held or alive, so input can be scanned in place.
