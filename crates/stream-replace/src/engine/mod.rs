@@ -283,6 +283,54 @@ fn finished(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Fin {
     }
 }
 
+/// The bytes `b` on which the DFA state `s` goes to itself and on which a
+/// thread started after any such byte goes to `s` or dies: with one thread
+/// in `s`, and the byte before in the set, a run of such bytes changes
+/// nothing. Empty when a start state quits; the caller checks for a cache
+/// clear (which makes the answer meaningless).
+fn loop_mask(prog: &Program, cache: &mut Cache, s: LazyStateID) -> [u64; 4] {
+    let dfa = &prog.dfa;
+    let clears = cache.clear_count();
+    let bit = |m: &[u64; 4], b: u8| m[(b >> 6) as usize] & (1 << (b & 63)) != 0;
+    let mut stay = [0u64; 4];
+    for b in 0..=255u8 {
+        match dfa.next_state(cache, s, b) {
+            Ok(n) if n == s => stay[(b >> 6) as usize] |= 1 << (b & 63),
+            _ => {}
+        }
+        if cache.clear_count() != clears {
+            return [0; 4];
+        }
+    }
+    let mut starts: Vec<LazyStateID> = Vec::new();
+    for lb in (0..=255u8).filter(|&lb| bit(&stay, lb)) {
+        let cfg = start::Config::new()
+            .anchored(Anchored::Yes)
+            .look_behind(Some(lb));
+        match dfa.start_state(cache, &cfg) {
+            Ok(s0) if cache.clear_count() == clears => {
+                if !starts.contains(&s0) {
+                    starts.push(s0);
+                }
+            }
+            _ => return [0; 4],
+        }
+    }
+    let mut mask = stay;
+    for b in (0..=255u8).filter(|&b| bit(&stay, b) && !is_continuation(b)) {
+        for &s0 in &starts {
+            let ok = matches!(dfa.next_state(cache, s0, b), Ok(n0) if n0 == s || n0.is_dead());
+            if cache.clear_count() != clears {
+                return [0; 4];
+            }
+            if !ok {
+                mask[(b >> 6) as usize] &= !(1 << (b & 63));
+            }
+        }
+    }
+    mask
+}
+
 /// The row of `Program::may_start` for one look-behind. A cache clear
 /// invalidates the start state held here, so it is fetched again; each
 /// transition's answer is valid whatever the cache did meanwhile.
@@ -423,6 +471,11 @@ pub(crate) struct Stream {
     /// the cache's clear count is `first_clears`.
     first: [Option<(u32, LazyStateID)>; FIRST_SLOTS],
     first_clears: usize,
+    /// For a few DFA states `S` that loop on themselves: the bytes on which
+    /// `S` stays `S` and a thread started there (after any of those bytes)
+    /// merges into `S` or dies, so a run of them can be skipped with one
+    /// thread in `S`. Valid while the clear count is `first_clears`.
+    loops: [Option<(LazyStateID, [u64; 4])>; 2],
 }
 
 /// Slots of `Stream::first` (a power of two).
@@ -446,6 +499,7 @@ impl Stream {
             memo_clears: 0,
             first: [None; FIRST_SLOTS],
             first_clears: 0,
+            loops: [None; 2],
         }
     }
 
@@ -944,6 +998,7 @@ impl Stream {
         let hay = &self.buf[..];
         let cache = &mut self.cache;
         let first = &mut self.first;
+        let loops = &mut self.loops;
         // No thread is `start == NONE`.
         const NONE: usize = usize::MAX;
         let (mut start, mut sid) = match self.threads.first() {
@@ -957,6 +1012,7 @@ impl Stream {
         let mut clears = cache.clear_count();
         if self.first_clears != clears {
             *first = [None; FIRST_SLOTS];
+            *loops = [None; 2];
             self.first_clears = clears;
         }
         while i < hay.len() {
@@ -981,8 +1037,9 @@ impl Stream {
                     (nstart, nsid) = (start, n);
                 }
                 if cache.clear_count() != clears {
-                    // `n` is valid in the cleared cache; the memo is not.
+                    // `n` is valid in the cleared cache; the memos are not.
                     *first = [None; FIRST_SLOTS];
+                    *loops = [None; 2];
                     self.first_clears = cache.clear_count();
                 }
             }
@@ -1019,9 +1076,33 @@ impl Stream {
                     }
                 }
             }
+            let looped = start != NONE && nstart == start && nsid == sid;
             (start, sid) = (nstart, nsid);
             clears = cache.clear_count();
-            lb = Some(b);
+            if looped {
+                // The thread stayed in `sid` on `b`: skip the run of bytes
+                // on which that goes on and no new thread matters.
+                let mask = match loops.iter().flatten().find(|(k, _)| *k == sid) {
+                    Some((_, m)) => *m,
+                    None => {
+                        let m = loop_mask(prog, cache, sid);
+                        if cache.clear_count() != clears {
+                            // `sid` is stale now: stop (and replay).
+                            i += 1;
+                            break;
+                        }
+                        loops.rotate_right(1);
+                        loops[0] = Some((sid, m));
+                        m
+                    }
+                };
+                let mut j = i + 1;
+                while j < hay.len() && mask[(hay[j] >> 6) as usize] & (1 << (hay[j] & 63)) != 0 {
+                    j += 1;
+                }
+                i = j - 1;
+            }
+            lb = Some(hay[i]);
             i += 1;
             if start == NONE && prog.prefilter.is_some() {
                 i = prog.skip_idle(hay, i, lb);
