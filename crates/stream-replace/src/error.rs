@@ -61,17 +61,49 @@ impl Error {
     }
 
     /// What kind of error this is.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{ErrorKind, Rules};
+    ///
+    /// let err = Rules::builder().regex(r"(\d+)", "$2").build().unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::UnknownGroup);
+    /// ```
     pub fn kind(&self) -> &ErrorKind {
         &self.kind
     }
 
     /// The index of the rule at fault, in the order the rules were added,
     /// or `None` when the error concerns the rule set as a whole.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let err = Rules::builder()
+    ///     .literal("a", "b")
+    ///     .regex("x", "y")
+    ///     .regex(r"(\d+)", "${nmae}")
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.rule(), Some(2));
+    /// ```
     pub fn rule(&self) -> Option<usize> {
         self.rule
     }
 
     /// The pattern of the rule at fault, when there is one.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let err = Rules::builder().regex("(unclosed", "x").build().unwrap_err();
+    /// assert_eq!(err.pattern(), Some("(unclosed"));
+    /// ```
     pub fn pattern(&self) -> Option<&str> {
         self.pattern.as_deref()
     }
@@ -132,11 +164,39 @@ impl StreamError {
     }
 
     /// How many bytes were held when the limit was exceeded.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .literal("password", "***")
+    ///     .config(Config::new().max_held(4))
+    ///     .build()?;
+    /// let err = rules.replacer().feed("passwo").unwrap_err();
+    /// assert_eq!(err.held(), 6);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn held(&self) -> usize {
         self.held
     }
 
     /// The configured limit on held bytes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .literal("password", "***")
+    ///     .config(Config::new().max_held(4))
+    ///     .build()?;
+    /// let err = rules.replacer().feed("passwo").unwrap_err();
+    /// assert_eq!(err.limit(), 4);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn limit(&self) -> usize {
         self.limit
     }

@@ -46,6 +46,18 @@ enum Kind {
 
 impl Replacement {
     /// Literal text: inserted as it is, with no `$` expansion.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::regex(r"\d+"), Replacement::literal("$0"))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("n=42"), "n=$0");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn literal(text: impl Into<String>) -> Replacement {
         Replacement {
             kind: Kind::Literal(text.into().into()),
@@ -58,6 +70,18 @@ impl Replacement {
     /// as it is. The syntax is that of `regex`'s `Captures::expand`, with one
     /// difference: a group name the pattern does not define is an error when
     /// the rules are built, not a silent empty string.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::regex(r"(?<k>\w+)=(\w+)"), Replacement::template("${2}_$k costs $$1"))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("a=b"), "b_a costs $1");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn template(template: impl Into<String>) -> Replacement {
         Replacement {
             kind: Kind::Template(template.into().into()),
@@ -69,6 +93,19 @@ impl Replacement {
     ///
     /// In a stream the closure runs once per match, when the match is
     /// decided, in stream order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let n = AtomicUsize::new(0);
+    /// let number = Replacement::with(move |_| format!("#{}", n.fetch_add(1, Ordering::Relaxed)));
+    /// let rules = Rules::builder().rule(Pattern::literal("?"), number).build()?;
+    /// assert_eq!(rules.replace_all("a? b? c?"), "a#0 b#1 c#2");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn with<F>(f: F) -> Replacement
     where
         F: Fn(&Captures<'_>) -> String + Send + Sync + 'static,
@@ -280,21 +317,70 @@ pub struct Match<'h> {
 
 impl<'h> Match<'h> {
     /// The offset of the first byte of the match.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with("[0-9]+", |c| c.get_match().start().to_string())
+    ///     .build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("ab 1")? + &r.feed("23 4")? + &r.flush()?, "ab 3 7");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn start(&self) -> usize {
         self.start
     }
 
     /// The offset just past the last byte of the match.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with("[0-9]+", |c| c.get_match().end().to_string())
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("ab 123"), "ab 6");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn end(&self) -> usize {
         self.start + self.bytes.len()
     }
 
     /// The length of the match in bytes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with(r"\w+", |c| c.get_match().len().to_string())
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("héllo"), "6"); // 'é' is 2 bytes
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.bytes.len()
     }
 
     /// Whether the match is empty.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with("x*", |c| if c.get_match().is_empty() { "-" } else { "X" }.to_string())
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("ab"), "-a-b-");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
@@ -303,6 +389,22 @@ impl<'h> Match<'h> {
     ///
     /// Every pattern matches only valid UTF-8 (as in `regex`), so this never
     /// loses anything, even when the stream is fed invalid UTF-8 bytes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with(r"\w+", |c| format!("<{}>", c.get_match().as_str()))
+    ///     .build()?;
+    /// let mut r = rules.replacer();
+    /// let mut out = r.feed_bytes(b"caf\xC3")?; // 'é' cut in two
+    /// out.extend(r.feed_bytes(b"\xA9!")?);
+    /// out.extend(r.flush_bytes()?);
+    /// assert_eq!(out, "<café>!".as_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn as_str(&self) -> &'h str {
         match std::str::from_utf8(self.bytes) {
             Ok(s) => s,
@@ -313,6 +415,18 @@ impl<'h> Match<'h> {
     }
 
     /// The matched bytes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with(r"\w", |c| format!("{:?}", c.get_match().as_bytes()))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("é"), "[195, 169]");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn as_bytes(&self) -> &'h [u8] {
         self.bytes
     }
@@ -358,11 +472,36 @@ impl<'h> Captures<'h> {
     }
 
     /// The index of the rule that matched, in the order the rules were added.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with("[0-9]+", |c| format!("r{}", c.rule()))
+    ///     .regex_with("[a-z]+", |c| format!("r{}", c.rule()))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("ab 12"), "r1 r0");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn rule(&self) -> usize {
         self.rule
     }
 
     /// The whole match (group 0).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with(r"#(\w+)", |c| format!("{}..{}", c.get_match().start(), c.get_match().end()))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("a #tag"), "a 2..6");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn get_match(&self) -> Match<'h> {
         self.get(0).unwrap_or(Match {
             start: self.offset,
@@ -371,12 +510,36 @@ impl<'h> Captures<'h> {
     }
 
     /// The text of the whole match.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with(r"(\w+)@\w+", |c| format!("<{}>", c.as_str()))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("to ann@home"), "to <ann@home>");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn as_str(&self) -> &'h str {
         self.get_match().as_str()
     }
 
     /// Group `i`, or `None` when the group did not take part in the match or
     /// does not exist.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with("([0-9]+)(%)?", |c| format!("{}:{}", &c[1], c.get(2).is_some()))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("5 and 7%"), "5:false and 7:true");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn get(&self, i: usize) -> Option<Match<'h>> {
         let span = self.raw.get_group(i)?;
         Some(Match {
@@ -387,6 +550,18 @@ impl<'h> Captures<'h> {
 
     /// The group named `name`, or `None` when it did not take part in the
     /// match or does not exist.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with(r"(?<user>\w+)@\w+", |c| c.name("user").unwrap().as_str().to_uppercase())
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("to ann@home"), "to ANN");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn name(&self, name: &str) -> Option<Match<'h>> {
         let span = self.raw.get_group_by_name(name)?;
         Some(Match {
@@ -396,11 +571,35 @@ impl<'h> Captures<'h> {
     }
 
     /// The number of groups of the rule's pattern, group 0 included.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with("(a)(b)?", |c| c.len().to_string())
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("a"), "3"); // group 2 counts, though it did not take part
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.raw.group_len()
     }
 
     /// Always false: a match has at least group 0.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with("x*", |c| format!("{}/{}", c.is_empty(), c.get_match().is_empty()))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all(""), "false/true");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         false
     }

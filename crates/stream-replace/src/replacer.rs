@@ -67,16 +67,53 @@ impl Replacer {
     }
 
     /// The rules this stream applies.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a", "b").build()?;
+    /// let r = rules.replacer();
+    /// assert_eq!(r.rules().len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn rules(&self) -> &Rules {
         &self.rules
     }
 
     /// How many bytes the stream holds back: received, not yet emitted.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("hello", "bye").build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("say hel")?, "say ");
+    /// assert_eq!(r.held(), 3);
+    /// assert_eq!(r.feed("p")?, "help");
+    /// assert_eq!(r.held(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn held(&self) -> usize {
         self.stream.held()
     }
 
     /// How many bytes have been fed since the stream started.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("hello", "bye").build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("say hel")?, "say ");
+    /// assert_eq!(r.offset(), 7); // held bytes count too
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn offset(&self) -> usize {
         self.stream.offset()
     }
@@ -89,6 +126,18 @@ impl Replacer {
     /// [`Config::max_held`](crate::Config::max_held) under the default
     /// [`HeldLimit::Fail`] policy, or when the stream failed before and has
     /// not been [reset](Replacer::reset).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("hello", "bye").build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("oh hel")?, "oh ");
+    /// assert_eq!(r.feed("lo there")?, "bye there");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn feed(&mut self, chunk: &str) -> Result<String, StreamError> {
         let mut out = String::new();
         self.feed_into(chunk, &mut out)?;
@@ -166,6 +215,20 @@ impl Replacer {
     /// # Errors
     ///
     /// As [`feed`](Replacer::feed).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("é", "e").build()?;
+    /// let mut r = rules.replacer();
+    /// let mut out = b"> ".to_vec();
+    /// r.feed_bytes_into(b"caf\xC3", &mut out)?;
+    /// r.feed_bytes_into(b"\xA9!", &mut out)?;
+    /// assert_eq!(out, b"> cafe!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn feed_bytes_into(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
         self.feed_raw(chunk, false, out)
     }
@@ -177,6 +240,19 @@ impl Replacer {
     ///
     /// A [`StreamError`] when the stream failed before and has not been
     /// [reset](Replacer::reset); the replacer is then reset.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().regex(r"\d+", "N").build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("a 12")?, "a ");
+    /// assert_eq!(r.flush()?, "N"); // no more digits can follow
+    /// assert_eq!(r.feed("3")?, ""); // a new stream
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn flush(&mut self) -> Result<String, StreamError> {
         let mut out = String::new();
         self.flush_into(&mut out)?;
@@ -188,6 +264,20 @@ impl Replacer {
     /// # Errors
     ///
     /// As [`flush`](Replacer::flush).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().regex(r"\d+", "N").build()?;
+    /// let mut r = rules.replacer();
+    /// let mut out = String::new();
+    /// r.feed_into("a 12", &mut out)?;
+    /// r.flush_into(&mut out)?;
+    /// assert_eq!(out, "a N");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn flush_into(&mut self, out: &mut String) -> Result<(), StreamError> {
         self.with_string(out, |r, bytes| r.flush_raw(bytes))
     }
@@ -197,6 +287,18 @@ impl Replacer {
     /// # Errors
     ///
     /// As [`flush`](Replacer::flush).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().regex(r"\d+", "N").build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed_bytes(b"\xFF 12")?, b"\xFF ");
+    /// assert_eq!(r.flush_bytes()?, b"N");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn flush_bytes(&mut self) -> Result<Vec<u8>, StreamError> {
         let mut out = Vec::new();
         self.flush_raw(&mut out)?;
@@ -208,12 +310,40 @@ impl Replacer {
     /// # Errors
     ///
     /// As [`flush`](Replacer::flush).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().regex(r"\d+", "N").build()?;
+    /// let mut r = rules.replacer();
+    /// let mut out = Vec::new();
+    /// r.feed_bytes_into(b"\xFF 12", &mut out)?;
+    /// r.flush_bytes_into(&mut out)?;
+    /// assert_eq!(out, b"\xFF N");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn flush_bytes_into(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
         self.flush_raw(out)
     }
 
     /// Abandons the current stream: drops what is held (without emitting
     /// it) and makes the replacer ready for a new stream.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("hello", "bye").build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("hel")?, "");
+    /// r.reset(); // "hel" is dropped, never emitted
+    /// assert_eq!(r.feed("lo")?, "lo");
+    /// assert_eq!(r.offset(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reset(&mut self) {
         self.stream.reset();
         self.failed = None;

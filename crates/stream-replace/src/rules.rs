@@ -34,6 +34,18 @@ pub struct Pattern {
 
 impl Pattern {
     /// A literal pattern: matches exactly this text.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::literal("1+1"), Replacement::literal("2"))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("1+1 11"), "2 11");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn literal(text: impl Into<String>) -> Pattern {
         Pattern {
             source: text.into(),
@@ -42,6 +54,18 @@ impl Pattern {
     }
 
     /// A regex pattern, in the syntax of the `regex` crate.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::regex("1+"), Replacement::literal("N"))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("1+1 11"), "N+N N");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn regex(pattern: impl Into<String>) -> Pattern {
         Pattern {
             source: pattern.into(),
@@ -50,11 +74,30 @@ impl Pattern {
     }
 
     /// The pattern as it was given.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Pattern;
+    ///
+    /// assert_eq!(Pattern::regex(r"\d+").as_str(), r"\d+");
+    /// // A literal is kept as given, not escaped.
+    /// assert_eq!(Pattern::literal("a.b").as_str(), "a.b");
+    /// ```
     pub fn as_str(&self) -> &str {
         &self.source
     }
 
     /// Whether this is a literal pattern.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Pattern;
+    ///
+    /// assert!(Pattern::literal("a.b").is_literal());
+    /// assert!(!Pattern::regex("a.b").is_literal());
+    /// ```
     pub fn is_literal(&self) -> bool {
         self.literal
     }
@@ -142,12 +185,39 @@ impl Config {
     /// The default configuration: at most 1 MiB held per stream, fail closed
     /// at that limit, a 10 MiB compiled size limit and a 2 MiB lazy DFA cache
     /// per stream.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, HeldLimit};
+    ///
+    /// let config = Config::new();
+    /// assert_eq!(config.get_max_held(), 1 << 20);
+    /// assert_eq!(config.get_on_held_limit(), &HeldLimit::Fail);
+    /// assert_eq!(config.get_size_limit(), 10 << 20);
+    /// assert_eq!(config.get_cache_capacity(), 2 << 20);
+    /// ```
     pub fn new() -> Config {
         Config::default()
     }
 
     /// The most bytes a stream may hold back before
     /// [`on_held_limit`](Config::on_held_limit) applies.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .literal("password", "***")
+    ///     .config(Config::new().max_held(4))
+    ///     .build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("pass")?, ""); // 4 bytes held: at the limit
+    /// assert!(r.feed("wor").is_err()); // 7 bytes held: over it
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn max_held(mut self, bytes: usize) -> Config {
         self.max_held = bytes;
         self
@@ -155,6 +225,21 @@ impl Config {
 
     /// What a stream does when it would hold more than
     /// [`max_held`](Config::max_held) bytes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, HeldLimit, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .literal("password", "***")
+    ///     .config(Config::new().max_held(4).on_held_limit(HeldLimit::Replace("[?]".into())))
+    ///     .build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("passwor")?, "[?]");
+    /// assert_eq!(r.feed("d!")?, "d!"); // a fresh start after the cut
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn on_held_limit(mut self, policy: HeldLimit) -> Config {
         self.on_held_limit = policy;
         self
@@ -162,6 +247,19 @@ impl Config {
 
     /// The limit, in bytes, on the size of each compiled pattern and of the
     /// compiled rule set.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, ErrorKind, Rules};
+    ///
+    /// let err = Rules::builder()
+    ///     .regex(r"\w{1000}", "x")
+    ///     .config(Config::new().size_limit(1 << 10))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::TooBig);
+    /// ```
     pub fn size_limit(mut self, bytes: usize) -> Config {
         self.size_limit = bytes;
         self
@@ -170,27 +268,75 @@ impl Config {
     /// The capacity, in bytes, of each stream's lazy DFA cache. When it
     /// fills, the cache is cleared and the stream replays what it holds on
     /// a slower engine, so results stay exact.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex(r"\w+@\w+\.com", "[EMAIL]")
+    ///     .config(Config::new().cache_capacity(1 << 10))
+    ///     .build()?;
+    /// let mut r = rules.replacer();
+    /// let out = r.feed("mail ann@exa")? + &r.feed("mple.com!")? + &r.flush()?;
+    /// assert_eq!(out, "mail [EMAIL]!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn cache_capacity(mut self, bytes: usize) -> Config {
         self.cache_capacity = bytes;
         self
     }
 
     /// See [`max_held`](Config::max_held).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Config;
+    ///
+    /// assert_eq!(Config::new().max_held(64).get_max_held(), 64);
+    /// ```
     pub fn get_max_held(&self) -> usize {
         self.max_held
     }
 
     /// See [`on_held_limit`](Config::on_held_limit).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, HeldLimit};
+    ///
+    /// let config = Config::new().on_held_limit(HeldLimit::Replace("[cut]".into()));
+    /// assert_eq!(config.get_on_held_limit(), &HeldLimit::Replace("[cut]".into()));
+    /// ```
     pub fn get_on_held_limit(&self) -> &HeldLimit {
         &self.on_held_limit
     }
 
     /// See [`size_limit`](Config::size_limit).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Config;
+    ///
+    /// assert_eq!(Config::new().size_limit(1 << 16).get_size_limit(), 1 << 16);
+    /// ```
     pub fn get_size_limit(&self) -> usize {
         self.size_limit
     }
 
     /// See [`cache_capacity`](Config::cache_capacity).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Config;
+    ///
+    /// assert_eq!(Config::new().cache_capacity(1 << 16).get_cache_capacity(), 1 << 16);
+    /// ```
     pub fn get_cache_capacity(&self) -> usize {
         self.cache_capacity
     }
@@ -225,22 +371,68 @@ pub struct RulesBuilder {
 
 impl RulesBuilder {
     /// An empty builder with the default [`Config`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::RulesBuilder;
+    ///
+    /// let rules = RulesBuilder::new().literal("cat", "dog").build()?;
+    /// assert_eq!(rules.replace_all("a cat"), "a dog");
+    /// assert!(RulesBuilder::new().build()?.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new() -> RulesBuilder {
         RulesBuilder::default()
     }
 
     /// Adds a rule.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// // A literal pattern with a template, which no shorthand method offers.
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::literal("a+b"), Replacement::template("[$0]"))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("a+b ab"), "[a+b] ab");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn rule(&mut self, pattern: Pattern, replacement: Replacement) -> &mut RulesBuilder {
         self.rules.push((pattern, replacement));
         self
     }
 
     /// Adds a literal pattern replaced by literal text (no `$` expansion).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a.b", "$0").build()?;
+    /// assert_eq!(rules.replace_all("a.b axb"), "$0 axb");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn literal(&mut self, pattern: &str, replacement: impl Into<String>) -> &mut RulesBuilder {
         self.rule(Pattern::literal(pattern), Replacement::literal(replacement))
     }
 
     /// Adds a literal pattern whose replacement a closure computes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .literal_with("secret", |c| "*".repeat(c.as_str().len()))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("my secret"), "my ******");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn literal_with<F>(&mut self, pattern: &str, f: F) -> &mut RulesBuilder
     where
         F: Fn(&Captures<'_>) -> String + Send + Sync + 'static,
@@ -250,11 +442,33 @@ impl RulesBuilder {
 
     /// Adds a regex replaced by a template (`$1`, `${name}`, `$$`; see
     /// [`Replacement::template`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().regex(r"(\w+)@(\w+)", "$2/$1").build()?;
+    /// assert_eq!(rules.replace_all("to ann@home"), "to home/ann");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn regex(&mut self, pattern: &str, template: impl Into<String>) -> &mut RulesBuilder {
         self.rule(Pattern::regex(pattern), Replacement::template(template))
     }
 
     /// Adds a regex whose replacement a closure computes from the captures.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex_with("[0-9]+", |c| (c.as_str().parse::<u64>().unwrap() * 2).to_string())
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("3 and 21"), "6 and 42");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn regex_with<F>(&mut self, pattern: &str, f: F) -> &mut RulesBuilder
     where
         F: Fn(&Captures<'_>) -> String + Send + Sync + 'static,
@@ -263,6 +477,18 @@ impl RulesBuilder {
     }
 
     /// Sets the configuration.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, Rules};
+    ///
+    /// let mut builder = Rules::builder();
+    /// builder.literal("x", "y").config(Config::new().max_held(256));
+    /// let rules = builder.build()?;
+    /// assert_eq!(rules.config().get_max_held(), 256);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn config(&mut self, config: Config) -> &mut RulesBuilder {
         self.config = config;
         self
@@ -276,6 +502,19 @@ impl RulesBuilder {
     /// syntax, when a template names a group its pattern lacks, or when a
     /// pattern or the whole set is bigger than
     /// [`Config::size_limit`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{ErrorKind, Rules};
+    ///
+    /// let rules = Rules::builder().regex(r"(?<y>\d{4})", "${y}!").build()?;
+    /// assert_eq!(rules.replace_all("in 2024"), "in 2024!");
+    ///
+    /// let err = Rules::builder().regex(r"(?<y>\d{4})", "${year}").build().unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::UnknownGroup);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build(&self) -> Result<Rules, Error> {
         let mut sources = Vec::with_capacity(self.rules.len());
         let mut singles = Vec::with_capacity(self.rules.len());
@@ -384,22 +623,66 @@ pub(crate) struct Inner {
 
 impl Rules {
     /// A new [`RulesBuilder`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("cat", "dog").build()?;
+    /// assert_eq!(rules.replace_all("cat"), "dog");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn builder() -> RulesBuilder {
         RulesBuilder::new()
     }
 
     /// A fresh stream over these rules.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("cat", "dog").build()?;
+    /// let (mut a, mut b) = (rules.replacer(), rules.replacer());
+    /// assert_eq!(a.feed("ca")?, "");
+    /// assert_eq!(b.feed("cow")?, "cow"); // streams do not share state
+    /// assert_eq!(a.feed("t")?, "dog");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn replacer(&self) -> Replacer {
         Replacer::new(self.clone())
     }
 
     /// The number of rules.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a", "b").regex("c+", "d").build()?;
+    /// assert_eq!(rules.len(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.inner.patterns.len()
     }
 
     /// Whether there are no rules (every stream then passes its input
     /// through).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().build()?;
+    /// assert!(rules.is_empty());
+    /// assert_eq!(rules.replace_all("as is"), "as is");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.inner.patterns.is_empty()
     }
@@ -409,17 +692,51 @@ impl Rules {
     /// # Panics
     ///
     /// When `i >= self.len()`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a.b", "x").regex(r"\d+", "n").build()?;
+    /// assert!(rules.pattern(0).is_literal());
+    /// assert_eq!(rules.pattern(1).as_str(), r"\d+");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn pattern(&self, i: usize) -> &Pattern {
         &self.inner.patterns[i]
     }
 
     /// The configuration the rules were built with.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{HeldLimit, Rules};
+    ///
+    /// let rules = Rules::builder().literal("a", "b").build()?;
+    /// assert_eq!(rules.config().get_on_held_limit(), &HeldLimit::Fail);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn config(&self) -> &Config {
         &self.inner.config
     }
 
     /// Replaces every match in the whole of `haystack`: the reference output
     /// every stream reproduces, however its input is split.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("ab", "1").literal("abc", "2").regex("b+", "B").build()?;
+    /// assert_eq!(rules.replace_all("abc bbb"), "1c B");
+    ///
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("abc b")? + &r.feed("bb")? + &r.flush()?, "1c B");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn replace_all(&self, haystack: &str) -> String {
         let out = self.replace_all_bytes(haystack.as_bytes());
         // Matches and replacements are valid UTF-8 and sit between
@@ -436,6 +753,16 @@ impl Rules {
     /// output differs from `regex`'s `find_iter` in one corner (see
     /// [`Replacer`]): a match that ends just before a stray continuation byte
     /// is kept.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("ok", "OK").build()?;
+    /// assert_eq!(rules.replace_all_bytes(b"ok\xFFok"), b"OK\xFFOK");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn replace_all_bytes(&self, haystack: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(haystack.len());
         let program = &self.inner.program;
