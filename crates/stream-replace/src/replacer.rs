@@ -167,22 +167,50 @@ impl Replacer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn feed_into(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        let mut rest = chunk.as_bytes();
-        if self.failed.is_none() {
-            // Text that no match can touch goes straight from `chunk` to
-            // `out`, with no copy into the stream and no UTF-8 check.
-            let q = self.stream.idle_prefix(&self.rules.inner.program, rest);
-            match chunk.split_at_checked(q) {
-                Some((idle, _)) => out.push_str(idle),
-                // Unreachable: a thread never starts inside a character.
-                None => out.push_str(&String::from_utf8_lossy(&rest[..q])),
-            }
-            rest = &rest[q..];
-            if rest.is_empty() {
-                return Ok(());
-            }
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
         }
-        self.with_string(out, |r, bytes| r.feed_raw(rest, true, bytes))
+        let mut rest = chunk;
+        let mut segment = SEGMENT;
+        while !rest.is_empty() {
+            // Text that no match can touch goes straight from `chunk` to
+            // `out`, with no copy into the stream and no UTF-8 check (a
+            // thread never starts inside a character, so `q` is a boundary).
+            let q = self
+                .stream
+                .idle_prefix(&self.rules.inner.program, rest.as_bytes());
+            let Some((idle, busy)) = rest.split_at_checked(q) else {
+                // Unreachable (see above); stay exact if it ever were not.
+                out.push_str(&String::from_utf8_lossy(&rest.as_bytes()[..q]));
+                let tail = &rest.as_bytes()[q..];
+                self.with_string(out, |r, bytes| {
+                    r.feed_engine(tail, true, bytes);
+                    Ok(())
+                })?;
+                break;
+            };
+            out.push_str(idle);
+            if busy.is_empty() {
+                break;
+            }
+            // Feed the part where a match may start, in growing segments,
+            // and go back to scanning in place once nothing is alive.
+            let mut n = segment.min(busy.len());
+            while !busy.is_char_boundary(n) {
+                n += 1;
+            }
+            segment = segment.saturating_mul(2);
+            let (now, later) = busy.split_at(n);
+            self.with_string(out, |r, bytes| {
+                r.feed_engine(now.as_bytes(), true, bytes);
+                Ok(())
+            })?;
+            rest = later;
+        }
+        let mut bytes = Vec::new();
+        let result = self.check_held(&mut bytes);
+        out.push_str(&String::from_utf8_lossy(&bytes));
+        result
     }
 
     /// Feeds bytes, cut anywhere, and returns the bytes now safe to emit.
@@ -206,7 +234,7 @@ impl Replacer {
     /// ```
     pub fn feed_bytes(&mut self, chunk: &[u8]) -> Result<Vec<u8>, StreamError> {
         let mut out = Vec::new();
-        self.feed_raw(chunk, false, &mut out)?;
+        self.feed_raw(chunk, &mut out)?;
         Ok(out)
     }
 
@@ -230,7 +258,7 @@ impl Replacer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn feed_bytes_into(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
-        self.feed_raw(chunk, false, out)
+        self.feed_raw(chunk, out)
     }
 
     /// Ends the input and returns the rest of the output. The replacer is
@@ -349,21 +377,40 @@ impl Replacer {
         self.failed = None;
     }
 
-    fn feed_raw(
-        &mut self,
-        chunk: &[u8],
-        whole_chars: bool,
-        out: &mut Vec<u8>,
-    ) -> Result<(), StreamError> {
+    fn feed_raw(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
+        let mut rest = chunk;
+        let mut segment = SEGMENT;
+        while !rest.is_empty() {
+            let q = self.stream.idle_prefix(&self.rules.inner.program, rest);
+            out.extend_from_slice(&rest[..q]);
+            let busy = &rest[q..];
+            if busy.is_empty() {
+                break;
+            }
+            let (now, later) = busy.split_at(segment.min(busy.len()));
+            segment = segment.saturating_mul(2);
+            self.feed_engine(now, false, out);
+            rest = later;
+        }
+        self.check_held(out)
+    }
+
+    /// Feeds bytes to the engine (after `idle_prefix` found where a match
+    /// may start), appending what it releases.
+    fn feed_engine(&mut self, chunk: &[u8], whole_chars: bool, out: &mut Vec<u8>) {
         let mut sink = Out {
             rules: &self.rules,
             out,
         };
         self.stream
             .feed(&self.rules.inner.program, chunk, whole_chars, &mut sink);
+    }
+
+    /// Applies the held-limit policy, once per feed.
+    fn check_held(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
         let limit = self.rules.inner.config.get_max_held();
         let held = self.stream.held();
         if held > limit {
@@ -416,6 +463,11 @@ impl Replacer {
         result
     }
 }
+
+/// The first segment of input fed to the engine where a match may start;
+/// segments double while the stream stays busy, so the per-segment cost is
+/// amortised, and the stream goes back to scanning in place once idle.
+const SEGMENT: usize = 256;
 
 impl Clone for Replacer {
     /// A fresh stream over the same rules (the state of this stream is not
