@@ -793,6 +793,8 @@ impl Stream {
             }
             if self.threads.len() <= 1 && self.best.is_none() {
                 self.run_simple(prog)?;
+            } else if self.threads.len() == 1 {
+                self.run_pending(prog)?;
             }
             let p = self.pos;
             if p >= end {
@@ -1118,6 +1120,40 @@ impl Stream {
                 sid,
             });
         }
+        if stale {
+            return Err(Fallback(self.replay_from(self.pos)));
+        }
+        Ok(())
+    }
+
+    /// Another common case of `run_dfa`, in a tight loop: a match is
+    /// recorded (so no new thread starts) and one thread is alive, which may
+    /// still beat or extend it (an unclosed `<think>` around a matched
+    /// email, say). Steps that thread until a byte needs more: a match, its
+    /// death, a quit, or the end of the buffer.
+    #[inline(always)]
+    fn run_pending(&mut self, prog: &Program) -> Result<(), Fallback> {
+        let dfa = &prog.dfa;
+        let hay = &self.buf[..];
+        let cache = &mut self.cache;
+        let mut sid = self.threads[0].sid;
+        let mut i = self.pos - self.base;
+        let clears = cache.clear_count();
+        while i < hay.len() {
+            let Ok(n) = dfa.next_state(cache, sid, hay[i]) else {
+                break;
+            };
+            if n.is_tagged() || cache.clear_count() != clears {
+                // `n` is valid even after a clear, but stepping it here would
+                // skip the checks of the general path: leave this byte to it.
+                break;
+            }
+            sid = n;
+            i += 1;
+        }
+        let stale = cache.clear_count() != clears;
+        self.threads[0].sid = sid;
+        self.pos = i + self.base;
         if stale {
             return Err(Fallback(self.replay_from(self.pos)));
         }
