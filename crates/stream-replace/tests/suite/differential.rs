@@ -396,3 +396,33 @@ fn regressions() {
         .unwrap();
     }
 }
+
+/// Fuzz regression (`stream_vs_whole`): `(?m)$` (which can match empty) and
+/// `é` on `é`, a stray continuation byte, then text. `meta::Regex`'s own
+/// `find_iter` drops the match `é`; streams and `replace_all_bytes` keep it,
+/// as documented, and agree with the oracle of this suite.
+#[test]
+fn fuzz_match_before_stray_continuation_byte_is_kept() {
+    let rules = [
+        Rule {
+            pat: Pat::Regex("(?m)$".into()),
+            repl: Repl::Text("<0>".into()),
+        },
+        Rule {
+            pat: Pat::Regex("é".into()),
+            repl: Repl::Text("<1>".into()),
+        },
+    ];
+    let compiled = compile(&rules);
+    let hay = b"\xC3\xA9\x80ba\0\0";
+    let want = Oracle::new(&rules).replace(hay);
+    assert_eq!(show(&want), show(b"<1>\x80ba\0\0<0>"));
+    assert_eq!(show(&compiled.replace_all_bytes(hay)), show(&want));
+    for cut in 0..=hay.len() {
+        let mut r = compiled.replacer();
+        let mut got = r.feed_bytes(&hay[..cut]).unwrap();
+        got.extend(r.feed_bytes(&hay[cut..]).unwrap());
+        got.extend(r.flush_bytes().unwrap());
+        assert_eq!(show(&got), show(&want), "cut at {cut}");
+    }
+}
