@@ -1215,6 +1215,10 @@ impl Stream {
             return false;
         };
         let mut scratch = self.scratch.take().unwrap_or_default();
+        // Reused across bytes: the threads kept by a step, and the closed
+        // sets seen in it (for merging).
+        let mut kept: Vec<NThread> = Vec::new();
+        let mut closed_sets: Vec<Vec<StateID>> = Vec::new();
         let handed_back = loop {
             let end = self.offset();
             let p = self.pos;
@@ -1232,10 +1236,9 @@ impl Stream {
             let b = self.buf[p - self.base];
             let hay = &self.buf[..];
             let at = p - self.base;
-            let mut kept: Vec<NThread> = Vec::with_capacity(self.nthreads.len() + 1);
-            let mut closed_sets: Vec<Vec<StateID>> = Vec::with_capacity(self.nthreads.len() + 1);
-            let mut old = std::mem::take(&mut self.nthreads).into_iter();
-            for t in old.by_ref() {
+            let mut old = std::mem::take(&mut self.nthreads);
+            let mut threads = old.drain(..);
+            for t in threads.by_ref() {
                 let mut closed = scratch.take_set();
                 scratch.close(nfa, &t.targets, hay, at, true, &mut closed);
                 scratch.give_set(t.targets);
@@ -1252,15 +1255,6 @@ impl Stream {
                         end: p,
                         rule: pid.as_usize(),
                     });
-                    if next.is_empty() {
-                        scratch.give_set(next);
-                    } else {
-                        kept.push(NThread {
-                            start: t.start,
-                            targets: next,
-                        });
-                    }
-                    break;
                 }
                 if next.is_empty() {
                     scratch.give_set(next);
@@ -1270,8 +1264,12 @@ impl Stream {
                         targets: next,
                     });
                 }
+                if matched.is_some() {
+                    // A match of an earlier start beats every later thread.
+                    break;
+                }
             }
-            for t in old {
+            for t in threads {
                 scratch.give_set(t.targets);
             }
             if self.best.is_none() && !is_continuation(b) && prog.may_start(self.look_behind(p), b)
@@ -1301,10 +1299,11 @@ impl Stream {
                 }
                 scratch.give_set(closed);
             }
-            for c in closed_sets {
+            for c in closed_sets.drain(..) {
                 scratch.give_set(c);
             }
-            self.nthreads = kept;
+            // Swap buffers rather than allocate a thread list per byte.
+            self.nthreads = std::mem::replace(&mut kept, old);
             self.pos = p + 1;
             if self.nthreads.is_empty() {
                 if let Some(best) = self.best.take() {
