@@ -7,7 +7,7 @@ use regex_automata::meta;
 use regex_automata::util::syntax;
 use regex_automata::Input;
 
-use crate::engine::{Program, Sink, Stream};
+use crate::engine::{Program, Sink};
 use crate::error::{Error, ErrorKind};
 use crate::replacement::{Captures, Compiled, Replacement};
 use crate::replacer::Replacer;
@@ -534,8 +534,12 @@ impl RulesBuilder {
             singles.push(single);
             sources.push(source);
         }
+        // UTF-8 empty matches are filtered in `replace_all_bytes` instead:
+        // `meta`'s own filter also drops a non-empty match that ends before a
+        // stray continuation byte (when a rule can match empty), which the
+        // streams keep.
         let all = meta::Builder::new()
-            .configure(meta_config(&self.config))
+            .configure(meta_config(&self.config).utf8_empty(false))
             .build_many(&sources)
             .map_err(|e| {
                 let rule = e.pattern().map(|p| p.as_usize());
@@ -765,19 +769,13 @@ impl Rules {
     /// ```
     pub fn replace_all_bytes(&self, haystack: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(haystack.len());
-        let program = &self.inner.program;
-        if program.has_empty() && std::str::from_utf8(haystack).is_err() {
-            let mut stream = Stream::new(program);
-            let mut sink = Out {
-                rules: self,
-                out: &mut out,
-            };
-            stream.feed(program, haystack, false, &mut sink);
-            stream.finish(program, &mut sink);
-            return out;
-        }
         let mut last = 0;
-        for m in self.inner.all.find_iter(haystack) {
+        // An empty match never splits a character (as in `regex`'s UTF-8
+        // mode): a thread never starts at a continuation byte.
+        let splits = |m: &regex_automata::Match| {
+            m.is_empty() && haystack.get(m.start()).is_some_and(|&b| b & 0xC0 == 0x80)
+        };
+        for m in self.inner.all.find_iter(haystack).filter(|m| !splits(m)) {
             out.extend_from_slice(&haystack[last..m.start()]);
             self.append_replacement(
                 haystack,

@@ -46,8 +46,6 @@ pub(crate) struct Program {
     may_start: Vec<[u64; 4]>,
     /// Whether no thread can ever start.
     never: bool,
-    /// Whether some rule can match the empty string.
-    has_empty: bool,
     /// Finds where a match may start, when every rule starts with one of a
     /// small set of literals; used to skip text where nothing is alive.
     prefilter: Option<Prefilter>,
@@ -92,7 +90,6 @@ impl Program {
             *slot = idx as u8;
         }
         let never = sources.is_empty() || may_start.iter().all(|r| *r == [0; 4]);
-        let has_empty = dfa.get_nfa().has_empty();
         let prefilter = regex_automata::util::syntax::parse_many(sources)
             .ok()
             .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, &hirs))
@@ -102,14 +99,8 @@ impl Program {
             lb_row,
             may_start,
             never,
-            has_empty,
             prefilter,
         })
-    }
-
-    /// Whether some rule can match the empty string.
-    pub(crate) fn has_empty(&self) -> bool {
-        self.has_empty
     }
 
     /// The first position in `hay` from `from` where a thread can survive
