@@ -150,12 +150,6 @@ fn can_match_empty(rule: &Rule) -> bool {
     hir(rule).properties().minimum_len() == Some(0)
 }
 
-/// Whether the rule uses a Unicode word boundary (`\b` or `\B` in the
-/// default Unicode mode).
-fn has_unicode_word_look(rule: &Rule) -> bool {
-    hir(rule).properties().look_set().contains_word_unicode()
-}
-
 /// Streams `hay` cut at `cuts` through `api` and compares with `want`.
 fn check_stream(
     rules: &Rules,
@@ -301,7 +295,7 @@ fn continuations() -> Vec<String> {
 /// continuation tried (decided before released), and, when something is
 /// held, some continuation makes a match start exactly where the held
 /// region starts (minimal hold-back).
-fn check_holdback(rules: &[Rule], prefix: &str, strict: bool) -> Result<(), TestCaseError> {
+fn check_holdback(rules: &[Rule], prefix: &str) -> Result<(), TestCaseError> {
     let compiled = compile(rules);
     let oracle = Oracle::new(rules);
     let mut r = compiled.replacer();
@@ -327,15 +321,7 @@ fn check_holdback(rules: &[Rule], prefix: &str, strict: bool) -> Result<(), Test
             show(&out)
         );
     }
-    let mut witness = held == 0 || starts_at_h(prefix);
-    if !strict && !witness && !prefix.is_ascii() && rules.iter().any(has_unicode_word_look) {
-        // Known slack: with a Unicode word boundary rule, once the text has
-        // a non-ASCII character, the last character is held unexamined, so
-        // the hold-back is the one for the text without it, or that
-        // character alone.
-        let last = prefix.char_indices().next_back().map_or(0, |(i, _)| i);
-        witness = h == last || (h < last && starts_at_h(&prefix[..last]));
-    }
+    let witness = held == 0 || starts_at_h(prefix);
     prop_assert!(
         witness,
         "after feed({prefix:?}) the stream holds {:?}, but no continuation tried makes a match \
@@ -348,17 +334,10 @@ fn check_holdback(rules: &[Rule], prefix: &str, strict: bool) -> Result<(), Test
 proptest! {
     #![proptest_config(config(128))]
 
-    /// Decided before released (strict), minimal hold-back except for the
-    /// known slack in `check_holdback`.
-    #[test]
-    fn holdback_is_decided_and_nearly_minimal(rules in rules_strategy(), prefix in text_strategy()) {
-        check_holdback(&rules, &prefix, false)?;
-    }
-
     /// Decided before released and minimal hold-back, strictly.
     #[test]
     fn holdback_is_decided_and_minimal(rules in rules_strategy(), prefix in text_strategy()) {
-        check_holdback(&rules, &prefix, true)?;
+        check_holdback(&rules, &prefix)?;
     }
 }
 
