@@ -61,6 +61,14 @@
 use std::iter::FusedIterator;
 
 /// What a key is replaced with.
+///
+/// # Example
+///
+/// ```
+/// use chunk_invariance::examples::{redact, MASK};
+///
+/// assert_eq!(redact("use sk-AbCd1234 now"), format!("use {MASK} now"));
+/// ```
 pub const MASK: &str = "[KEY]";
 
 const PREFIX: &[u8] = b"sk-";
@@ -202,6 +210,15 @@ where
 
 /// The iterator of [`redact_holding_back`]: one output chunk per input
 /// chunk, and a last one with what was held back.
+///
+/// # Example
+///
+/// ```
+/// use chunk_invariance::examples::redact_holding_back;
+///
+/// let out: Vec<String> = redact_holding_back(["use s", "k-AbCd1234 now"]).collect();
+/// assert_eq!(out.concat(), "use [KEY] now");
+/// ```
 #[derive(Debug)]
 pub struct HoldingBack<I> {
     chunks: I,

@@ -184,22 +184,86 @@ pub struct Mismatch {
 
 impl Mismatch {
     /// The input that was split.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance::check_chunk_invariant;
+    ///
+    /// // Each chunk upper-cased alone, but the whole input reversed: wrong.
+    /// let err = check_chunk_invariant(
+    ///     |chunks| chunks.map(|c: &str| c.chars().rev().collect::<String>()),
+    ///     |whole: &str| whole.chars().rev().collect::<String>(),
+    ///     "abc",
+    /// )
+    /// .unwrap_err();
+    /// let m = err.mismatch().unwrap();
+    /// assert_eq!(m.input(), b"abc");
+    /// ```
     pub fn input(&self) -> &[u8] {
         &self.input
     }
 
     /// Whether the input was a `str` (shown as text) rather than `[u8]`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance::check_chunk_invariant;
+    ///
+    /// // Each chunk upper-cased alone, but the whole input reversed: wrong.
+    /// let err = check_chunk_invariant(
+    ///     |chunks| chunks.map(|c: &str| c.chars().rev().collect::<String>()),
+    ///     |whole: &str| whole.chars().rev().collect::<String>(),
+    ///     "abc",
+    /// )
+    /// .unwrap_err();
+    /// let m = err.mismatch().unwrap();
+    /// assert!(m.is_text());
+    /// ```
     pub fn is_text(&self) -> bool {
         self.is_text
     }
 
     /// The split's cut offsets; empty when the whole input as one chunk
     /// already fails.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance::check_chunk_invariant;
+    ///
+    /// // Each chunk upper-cased alone, but the whole input reversed: wrong.
+    /// let err = check_chunk_invariant(
+    ///     |chunks| chunks.map(|c: &str| c.chars().rev().collect::<String>()),
+    ///     |whole: &str| whole.chars().rev().collect::<String>(),
+    ///     "abc",
+    /// )
+    /// .unwrap_err();
+    /// let m = err.mismatch().unwrap();
+    /// assert_eq!(m.cuts(), [1]); // the first split that fails: "a" | "bc"
+    /// ```
     pub fn cuts(&self) -> &[usize] {
         &self.cuts
     }
 
     /// The split's chunks, in order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance::check_chunk_invariant;
+    ///
+    /// // Each chunk upper-cased alone, but the whole input reversed: wrong.
+    /// let err = check_chunk_invariant(
+    ///     |chunks| chunks.map(|c: &str| c.chars().rev().collect::<String>()),
+    ///     |whole: &str| whole.chars().rev().collect::<String>(),
+    ///     "abc",
+    /// )
+    /// .unwrap_err();
+    /// let m = err.mismatch().unwrap();
+    /// assert_eq!(m.chunks(), [&b"a"[..], b"bc"]);
+    /// ```
     pub fn chunks(&self) -> Vec<&[u8]> {
         let mut start = 0;
         let mut chunks = Vec::with_capacity(self.cuts.len() + 1);
@@ -212,22 +276,86 @@ impl Mismatch {
     }
 
     /// The output of the whole-input filter.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance::check_chunk_invariant;
+    ///
+    /// // Each chunk upper-cased alone, but the whole input reversed: wrong.
+    /// let err = check_chunk_invariant(
+    ///     |chunks| chunks.map(|c: &str| c.chars().rev().collect::<String>()),
+    ///     |whole: &str| whole.chars().rev().collect::<String>(),
+    ///     "abc",
+    /// )
+    /// .unwrap_err();
+    /// let m = err.mismatch().unwrap();
+    /// assert_eq!(m.whole(), b"cba");
+    /// ```
     pub fn whole(&self) -> &[u8] {
         &self.whole
     }
 
     /// The stream filter's output chunks for this split, joined.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance::check_chunk_invariant;
+    ///
+    /// // Each chunk upper-cased alone, but the whole input reversed: wrong.
+    /// let err = check_chunk_invariant(
+    ///     |chunks| chunks.map(|c: &str| c.chars().rev().collect::<String>()),
+    ///     |whole: &str| whole.chars().rev().collect::<String>(),
+    ///     "abc",
+    /// )
+    /// .unwrap_err();
+    /// let m = err.mismatch().unwrap();
+    /// assert_eq!(m.streamed(), b"acb");
+    /// ```
     pub fn streamed(&self) -> &[u8] {
         &self.streamed
     }
 
     /// The first byte offset where the two outputs differ (the shorter
     /// one's length when it is a prefix of the other).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance::check_chunk_invariant;
+    ///
+    /// // Each chunk upper-cased alone, but the whole input reversed: wrong.
+    /// let err = check_chunk_invariant(
+    ///     |chunks| chunks.map(|c: &str| c.chars().rev().collect::<String>()),
+    ///     |whole: &str| whole.chars().rev().collect::<String>(),
+    ///     "abc",
+    /// )
+    /// .unwrap_err();
+    /// let m = err.mismatch().unwrap();
+    /// assert_eq!(m.first_difference(), 0);
+    /// ```
     pub fn first_difference(&self) -> usize {
         first_difference(&self.whole, &self.streamed)
     }
 
     /// The split's number, from 1, in the order the check tried splits.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance::check_chunk_invariant;
+    ///
+    /// // Each chunk upper-cased alone, but the whole input reversed: wrong.
+    /// let err = check_chunk_invariant(
+    ///     |chunks| chunks.map(|c: &str| c.chars().rev().collect::<String>()),
+    ///     |whole: &str| whole.chars().rev().collect::<String>(),
+    ///     "abc",
+    /// )
+    /// .unwrap_err();
+    /// let m = err.mismatch().unwrap();
+    /// assert_eq!(m.split_number(), 2); // after the whole input, #1
+    /// ```
     pub fn split_number(&self) -> usize {
         self.split_number
     }

@@ -8,6 +8,19 @@ use crate::text::{unit_name, Shown, Text};
 
 /// The longest input, in units, that [`Splits::All`] accepts: 16 units
 /// have 15 cut points and so 2^15 = 32,768 splits.
+///
+/// # Example
+///
+/// ```
+/// use chunk_invariance::{check_chunk_invariant_with, Splits, ALL_SPLITS_MAX_UNITS};
+///
+/// let check = |input: &str| {
+///     check_chunk_invariant_with(|c| c.collect::<Vec<_>>(), |w| w.to_owned(), input, Splits::All)
+/// };
+/// assert_eq!(check(&"a".repeat(ALL_SPLITS_MAX_UNITS))?, 1 << 15);
+/// assert!(check(&"a".repeat(ALL_SPLITS_MAX_UNITS + 1)).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const ALL_SPLITS_MAX_UNITS: usize = 16;
 
 /// Which ways of splitting the input a check tries.

@@ -30,6 +30,16 @@ pub struct Error {
 }
 
 /// What went wrong when building [`Rules`](crate::Rules).
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{ErrorKind, Rules};
+///
+/// let kind = |b: &mut stream_replace::RulesBuilder| b.build().unwrap_err().kind().clone();
+/// assert_eq!(kind(Rules::builder().regex("[", "x")), ErrorKind::Syntax);
+/// assert_eq!(kind(Rules::builder().regex("(a)", "$2")), ErrorKind::UnknownGroup);
+/// ```
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ErrorKind {

@@ -200,6 +200,23 @@ pub struct WrapStreamBytes<S> {
 
 impl<S> WrapStream<S> {
     /// The replacer, for example to see how many bytes it holds.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{wrap_stream, Rules};
+    ///
+    /// # struct Empty;
+    /// # impl futures_core::Stream for Empty {
+    /// #     type Item = &'static str;
+    /// #     fn poll_next(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>)
+    /// #         -> std::task::Poll<Option<Self::Item>> { std::task::Poll::Ready(None) }
+    /// # }
+    /// let rules = Rules::builder().literal("x", "y").build()?;
+    /// let s = wrap_stream(rules.replacer(), Empty);
+    /// assert_eq!(s.replacer().held(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn replacer(&self) -> &Replacer {
         self.driver.replacer()
     }
@@ -208,6 +225,23 @@ impl<S> WrapStream<S> {
     ///
     /// Text the replacer holds is dropped unless the stream has ended, in
     /// which case the replacer is ready for a new stream.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{wrap_stream, Rules};
+    ///
+    /// # struct Empty;
+    /// # impl futures_core::Stream for Empty {
+    /// #     type Item = &'static str;
+    /// #     fn poll_next(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>)
+    /// #         -> std::task::Poll<Option<Self::Item>> { std::task::Poll::Ready(None) }
+    /// # }
+    /// let rules = Rules::builder().literal("x", "y").build()?;
+    /// let (mut replacer, _source) = wrap_stream(rules.replacer(), Empty).into_parts();
+    /// assert_eq!(replacer.feed("x")?, "y");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_parts(self) -> (Replacer, S) {
         (self.driver.into_replacer(), self.stream)
     }
@@ -215,6 +249,23 @@ impl<S> WrapStream<S> {
 
 impl<S> WrapStreamBytes<S> {
     /// The replacer, for example to see how many bytes it holds.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{wrap_stream_bytes, Rules};
+    ///
+    /// # struct Empty;
+    /// # impl futures_core::Stream for Empty {
+    /// #     type Item = &'static [u8];
+    /// #     fn poll_next(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>)
+    /// #         -> std::task::Poll<Option<Self::Item>> { std::task::Poll::Ready(None) }
+    /// # }
+    /// let rules = Rules::builder().literal("x", "y").build()?;
+    /// let s = wrap_stream_bytes(rules.replacer(), Empty);
+    /// assert_eq!(s.replacer().held(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn replacer(&self) -> &Replacer {
         self.driver.replacer()
     }
@@ -223,6 +274,23 @@ impl<S> WrapStreamBytes<S> {
     ///
     /// Bytes the replacer holds are dropped unless the stream has ended, in
     /// which case the replacer is ready for a new stream.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{wrap_stream_bytes, Rules};
+    ///
+    /// # struct Empty;
+    /// # impl futures_core::Stream for Empty {
+    /// #     type Item = &'static [u8];
+    /// #     fn poll_next(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>)
+    /// #         -> std::task::Poll<Option<Self::Item>> { std::task::Poll::Ready(None) }
+    /// # }
+    /// let rules = Rules::builder().literal("x", "y").build()?;
+    /// let (mut replacer, _source) = wrap_stream_bytes(rules.replacer(), Empty).into_parts();
+    /// assert_eq!(replacer.feed("x")?, "y");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_parts(self) -> (Replacer, S) {
         (self.driver.into_replacer(), self.stream)
     }
