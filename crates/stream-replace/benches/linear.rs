@@ -9,7 +9,6 @@
 //! `replacer/*`: making a fresh stream for the PII rules, and resetting one.
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput,
@@ -120,16 +119,9 @@ fn replacer(c: &mut Criterion) {
     g.finish();
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = corpus::criterion_config();
     targets = linear, replacer
 }
 criterion_main!(benches);

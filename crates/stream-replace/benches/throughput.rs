@@ -15,7 +15,6 @@
 //! own `--sample-size`, `--warm-up-time`, `--measurement-time`.
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
@@ -126,16 +125,9 @@ fn throughput(c: &mut Criterion) {
     }
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = corpus::criterion_config();
     targets = throughput
 }
 criterion_main!(benches);

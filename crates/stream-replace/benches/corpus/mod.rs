@@ -617,3 +617,13 @@ pub fn describe(text: &str) -> String {
         100.0 * non_ascii as f64 / text.len().max(1) as f64
     )
 }
+
+/// The criterion settings both benches use: 10 samples, 1 s of warm-up and
+/// 3 s of measurement, so a full run fits in minutes on 2 cores (the
+/// command line can override them).
+pub fn criterion_config() -> criterion::Criterion {
+    criterion::Criterion::default()
+        .sample_size(10)
+        .warm_up_time(std::time::Duration::from_secs(1))
+        .measurement_time(std::time::Duration::from_secs(3))
+}
