@@ -451,6 +451,9 @@ pub(crate) struct Stream {
     nthreads: Vec<NThread>,
     best: Option<Best>,
     last_end: Option<usize>,
+    /// Set while only the earliest thread is stepped (see
+    /// `SUSPEND_AFTER`): where to replay from if it dies without a match.
+    suspended: Option<usize>,
     mode: Mode,
     scratch: Option<Box<nfa::Scratch>>,
     /// `Future` of DFA states seen at the end of a feed; valid while the
@@ -469,6 +472,12 @@ pub(crate) struct Stream {
     loops: [Option<(LazyStateID, [u64; 4])>; 2],
 }
 
+/// How long the earliest of several threads must have lived before the
+/// others are dropped and it is stepped alone (replaying the rest if it
+/// dies without a match). Short-lived threads (a word under `\w+@…`) would
+/// only pay for the replay.
+const SUSPEND_AFTER: usize = 64;
+
 /// Slots of `Stream::first` (a power of two).
 const FIRST_SLOTS: usize = 32;
 
@@ -484,6 +493,7 @@ impl Stream {
             nthreads: Vec::new(),
             best: None,
             last_end: None,
+            suspended: None,
             mode: Mode::Dfa,
             scratch: None,
             memo: HashMap::new(),
@@ -504,6 +514,7 @@ impl Stream {
         self.clear_nthreads();
         self.best = None;
         self.last_end = None;
+        self.suspended = None;
         self.mode = Mode::Dfa;
     }
 
@@ -590,6 +601,7 @@ impl Stream {
         self.emitted = end;
         self.pos = end;
         self.last_end = None;
+        self.suspended = None;
         self.mode = Mode::Dfa;
         self.compact();
     }
@@ -682,6 +694,7 @@ impl Stream {
         self.threads.clear();
         self.clear_nthreads();
         self.best = None;
+        self.suspended = None;
         self.pos = from;
         self.mode = Mode::Nfa { until };
         if self.scratch.is_none() {
@@ -732,7 +745,11 @@ impl Stream {
             self.clear_nthreads();
             match self.best.take() {
                 Some(best) => self.decide(best, sink),
-                None => return,
+                None => match self.suspended.take() {
+                    // The earliest thread died at the end: replay without it.
+                    Some(r) => self.pos = r,
+                    None => return,
+                },
             }
         }
     }
@@ -764,6 +781,9 @@ impl Stream {
             return false;
         }
         self.best = Some(Best { start, end, rule });
+        // A match of the earliest thread beats every later one: nothing
+        // needs replaying.
+        self.suspended = None;
         true
     }
 
@@ -782,7 +802,7 @@ impl Stream {
             if self.threads.is_empty() && self.best.is_none() {
                 self.pos = self.skip_idle(prog, end);
             }
-            if self.threads.len() <= 1 && self.best.is_none() {
+            if self.threads.len() <= 1 && self.best.is_none() && self.suspended.is_none() {
                 self.run_simple(prog)?;
             } else if self.threads.len() == 1 {
                 self.run_pending(prog)?;
@@ -790,6 +810,17 @@ impl Stream {
             let p = self.pos;
             if p >= end {
                 return Ok(());
+            }
+            if self.threads.len() > 1
+                && self.best.is_none()
+                && p - self.threads[0].start >= SUSPEND_AFTER
+            {
+                // A long-lived earliest thread (an open `<think>`, say): its
+                // match would beat every later thread, so step it alone, and
+                // replay the rest only if it dies without one.
+                self.suspended = Some(self.threads[0].start + 1);
+                self.threads.truncate(1);
+                continue;
             }
             let from = self.replay_from(p);
             let b = self.buf[p - self.base];
@@ -836,7 +867,7 @@ impl Stream {
                 kept += 1;
             }
             self.threads.truncate(kept);
-            if self.best.is_none() && !is_continuation(b) {
+            if self.best.is_none() && self.suspended.is_none() && !is_continuation(b) {
                 let lb = self.look_behind(p);
                 if prog.may_start(lb, b) {
                     let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
@@ -867,6 +898,8 @@ impl Stream {
             if self.threads.is_empty() {
                 if let Some(best) = self.best.take() {
                     self.decide(best, sink);
+                } else if let Some(r) = self.suspended.take() {
+                    self.pos = r;
                 }
             }
         }
@@ -921,6 +954,7 @@ impl Stream {
                                 end: p,
                                 rule,
                             });
+                            self.suspended = None;
                             break;
                         }
                     }
@@ -973,6 +1007,11 @@ impl Stream {
         if self.threads.is_empty() && self.nthreads.is_empty() {
             if let Some(best) = self.best.take() {
                 self.decide(best, sink);
+                return Ok(true);
+            }
+            if let Some(r) = self.suspended.take() {
+                // The earliest thread cannot match: replay without it.
+                self.pos = r;
                 return Ok(true);
             }
         }
@@ -1171,7 +1210,7 @@ impl Stream {
                 }
             }
         }
-        if self.best.is_none() {
+        if self.best.is_none() && self.suspended.is_none() {
             let lb = self.look_behind(p);
             let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
             let sid = dfa

@@ -71,6 +71,7 @@ const EXAMPLES: &[&str] = &[
     "yabcd",
     "a.b",
     "σ😀é",
+    "END",
 ];
 
 fn rule_strategy() -> impl Strategy<Value = Pat> {
@@ -246,6 +247,99 @@ proptest! {
     }
 }
 
+/// Patterns whose threads live long over [`LONG_ATOMS`], so that the
+/// engine steps its earliest thread alone and replays the others when that
+/// thread dies without a match (at a newline, an invalid byte or the end).
+const LONG_REGEXES: &[&str] = &[
+    r"<think>[\s\S]*?</think>",
+    r"<think>[\s\S]*</think>",
+    r"[^\n]*END",
+    r"\w+",
+    r"\d+",
+    r"(?s)x.*?y",
+    r"[a-z ]+@",
+    r"<[^\n]*END",
+    r"[a-z\n ]+@",
+];
+
+/// Pieces of long texts: [`ATOMS`] and runs of 60 to 100 bytes.
+const LONG_ATOMS: &[&str] = &[
+    "the quick brown fox mails ann@ex.com and calls 123-45-6789 about foo and hello there",
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "1234567890123456789012345678901234567890123456789012345678901234567890",
+    "σσσσσσσσσσσσσσσσσσσσσσσσσσσσσσσσσσσσ 中中中中中中中中中中中中中中中中中中中中",
+    "a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j",
+];
+
+fn long_rules_strategy() -> impl Strategy<Value = Vec<Rule>> {
+    let pat = prop_oneof![
+        3 => proptest::sample::select(LONG_REGEXES).prop_map(|p| Pat::Regex(p.to_string())),
+        2 => proptest::sample::select(REGEXES).prop_map(|p| Pat::Regex(p.to_string())),
+        1 => proptest::sample::select(LITERALS).prop_map(|p| Pat::Literal(p.to_string())),
+    ];
+    proptest::collection::vec(pat, 1..=3).prop_map(|pats| {
+        pats.into_iter()
+            .enumerate()
+            .map(|(i, pat)| Rule {
+                pat,
+                repl: Repl::Text(format!("<{i}>")),
+            })
+            .collect()
+    })
+}
+
+fn long_atom() -> impl Strategy<Value = &'static str> {
+    prop_oneof![
+        3 => proptest::sample::select(ATOMS),
+        1 => proptest::sample::select(LONG_ATOMS),
+        1 => Just("END"),
+    ]
+}
+
+fn long_text_strategy() -> impl Strategy<Value = String> {
+    proptest::collection::vec(long_atom(), 0..14).prop_map(|a| a.concat())
+}
+
+fn long_bytes_strategy() -> impl Strategy<Value = Vec<u8>> {
+    let atom = prop_oneof![
+        6 => long_atom().prop_map(|a| a.as_bytes().to_vec()),
+        1 => proptest::sample::select(BAD_ATOMS).prop_map(|a| a.to_vec()),
+    ];
+    proptest::collection::vec(atom, 0..14).prop_map(|a| a.concat())
+}
+
+proptest! {
+    #![proptest_config(config(128))]
+
+    /// Long texts, where threads outlive the engine's threshold for
+    /// stepping the earliest one alone: `&str` streams, cut at random and
+    /// one character at a time, equal the oracle.
+    #[test]
+    fn long_lived_threads_match_oracle(rules in long_rules_strategy(), text in long_text_strategy(), cuts in cuts_strategy()) {
+        let compiled = compile(&rules);
+        let want = Oracle::new(&rules).replace(text.as_bytes());
+        let whole = compiled.replace_all(&text);
+        prop_assert!(whole.as_bytes() == want, "replace_all gives {whole:?}, the oracle {}", show(&want));
+        let points = run::char_boundaries(&text);
+        let cuts = scale(&cuts, &points);
+        check_stream(&compiled, Api::Str, text.as_bytes(), &cuts, &want)?;
+        check_stream(&compiled, Api::StrInto, text.as_bytes(), run::interior(&points), &want)?;
+    }
+
+    /// The same with byte streams that hold invalid UTF-8 (where a
+    /// `[\s\S]` thread dies mid-stream).
+    #[test]
+    fn long_lived_threads_on_bytes_match_oracle(rules in long_rules_strategy(), hay in long_bytes_strategy(), cuts in cuts_strategy()) {
+        check_bytes(&rules, &hay, &cuts)?;
+    }
+
+    /// Decided before released and minimal hold-back after a long prefix.
+    #[test]
+    fn long_holdback_is_decided_and_minimal(rules in long_rules_strategy(), prefix in long_text_strategy()) {
+        check_holdback(&rules, &prefix)?;
+    }
+}
+
 /// `\w+` then `""` on `"é\x80"`: `meta::Regex`'s own `find_iter` drops the
 /// match `é` because it ends before a byte that continues no character
 /// (`regex-automata` leaves invalid UTF-8 unspecified there). We keep it, in
@@ -350,6 +444,37 @@ fn regressions() {
         (&[r"y*(?:x|ab)cd", "a"], "yabcz yyabcd"),
         (&["", r"\b"], "é a"),
     ];
+    // The engine steps a thread that has lived 64 bytes alone and replays
+    // the others if it dies without a match: mid-stream, at the end, and
+    // with a match of its own.
+    let long = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let words = "hello world ".repeat(8);
+    let long_cases = [
+        (vec![r"<[^\n]*END", r"[a-z\n ]+@"], format!("<{long}\nb@ c")),
+        (vec![r"<[^\n]*END", r"[a-z\n ]+@"], format!("<{long}END b@")),
+        // Cut after `x`, the earliest thread can no longer match, which
+        // only the end-of-feed check sees.
+        (
+            vec![r"<a{72}x(?-u:\b\w)", r"[a-z\n ]+@"],
+            format!("<{long}x\nb@"),
+        ),
+        (
+            vec![r"<think>[\s\S]*?</think>", r"[\w.+-]+@[\w-]+\.\w+"],
+            format!("<think>{words}ann@ex.com"),
+        ),
+        (
+            vec![r"<think>[\s\S]*?</think>", r"[\w.+-]+@[\w-]+\.\w+"],
+            format!("<think>{words}ann@ex.com</think> bob@ex.com"),
+        ),
+    ];
+    let long_cases: Vec<(Vec<&str>, &str)> = long_cases
+        .iter()
+        .map(|(p, t)| (p.clone(), t.as_str()))
+        .collect();
+    let cases = cases
+        .iter()
+        .map(|(p, t)| (p.to_vec(), *t))
+        .chain(long_cases);
     for (pats, text) in cases {
         let rules: Vec<Rule> = pats
             .iter()
