@@ -6,6 +6,12 @@
 //! feed would be quadratic here; total time should grow about 4x per 4x of
 //! input.
 //!
+//! `replayed_lines/N`: N MB of 64 KiB lines of `<x<x<x…` under
+//! `<[^\n]*END` and `x[^\n]*@`, fed 4096 bytes at a time. Each line keeps
+//! two long-lived threads that die at its end without a match, so the
+//! engine steps the earliest alone and replays the line; a replay that
+//! could itself be replayed would be quadratic in the line length.
+//!
 //! `replacer/*`: making a fresh stream for the PII rules, and resetting one.
 
 use std::hint::black_box;
@@ -91,6 +97,65 @@ fn linear(c: &mut Criterion) {
     g.finish();
 }
 
+fn replayed_lines(c: &mut Criterion) {
+    let rules = corpus::build(
+        &[
+            corpus::Rule {
+                pattern: r"<[^\n]*END",
+                literal: false,
+                replacement: "[A]",
+            },
+            corpus::Rule {
+                pattern: r"x[^\n]*@",
+                literal: false,
+                replacement: "[B]",
+            },
+        ],
+        Config::new(),
+    );
+    let line = format!("{}\n", "<x".repeat(32 * 1024 - 1));
+    let mut g = c.benchmark_group("replayed_lines");
+    g.sampling_mode(SamplingMode::Flat);
+    for mb in [1, 4, 16] {
+        let text = line.repeat(mb * MB / line.len());
+        let chunks = corpus::chunks(&text, 4096);
+        let mut r = rules.replacer();
+        let mut out = String::new();
+        let mut all = String::new();
+        for chunk in &chunks {
+            r.feed_into(chunk, &mut out).expect("under the held limit");
+            all.push_str(&out);
+            out.clear();
+        }
+        r.flush_into(&mut out).expect("stream ok");
+        all.push_str(&out);
+        assert!(
+            all == text,
+            "replayed lines of {mb} MB: nothing matches, so the output is the input"
+        );
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_with_input(
+            BenchmarkId::from_parameter(format!("{mb}MB")),
+            &chunks,
+            |b, chunks| {
+                b.iter(|| {
+                    let mut sent = 0;
+                    for chunk in black_box(chunks) {
+                        r.feed_into(chunk, &mut out).expect("under the held limit");
+                        sent += out.len();
+                        out.clear();
+                    }
+                    r.flush_into(&mut out).expect("stream ok");
+                    sent += out.len();
+                    out.clear();
+                    sent
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
 fn replacer(c: &mut Criterion) {
     let mut g = c.benchmark_group("replacer");
     g.sample_size(50);
@@ -122,6 +187,6 @@ fn replacer(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = corpus::criterion_config();
-    targets = linear, replacer
+    targets = linear, replayed_lines, replacer
 }
 criterion_main!(benches);

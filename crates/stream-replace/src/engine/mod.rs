@@ -454,6 +454,9 @@ pub(crate) struct Stream {
     /// Set while only the earliest thread is stepped (see
     /// `SUSPEND_AFTER`): where to replay from if it dies without a match.
     suspended: Option<usize>,
+    /// The end of the last such replay: only a thread started there or
+    /// later is stepped alone, so no byte is replayed twice.
+    replayed_to: usize,
     mode: Mode,
     scratch: Option<Box<nfa::Scratch>>,
     /// `Future` of DFA states seen at the end of a feed; valid while the
@@ -494,6 +497,7 @@ impl Stream {
             best: None,
             last_end: None,
             suspended: None,
+            replayed_to: 0,
             mode: Mode::Dfa,
             scratch: None,
             memo: HashMap::new(),
@@ -515,6 +519,7 @@ impl Stream {
         self.best = None;
         self.last_end = None;
         self.suspended = None;
+        self.replayed_to = 0;
         self.mode = Mode::Dfa;
     }
 
@@ -747,11 +752,18 @@ impl Stream {
                 Some(best) => self.decide(best, sink),
                 None => match self.suspended.take() {
                     // The earliest thread died at the end: replay without it.
-                    Some(r) => self.pos = r,
+                    Some(r) => self.replay(r),
                     None => return,
                 },
             }
         }
+    }
+
+    /// A thread stepped alone died without a match at `self.pos`: steps
+    /// again from `from` (just after its start) with every thread.
+    fn replay(&mut self, from: usize) {
+        self.replayed_to = self.pos;
+        self.pos = from;
     }
 
     /// Where a replay must start: the earliest live start, best match start
@@ -814,6 +826,7 @@ impl Stream {
             if self.threads.len() > 1
                 && self.best.is_none()
                 && p - self.threads[0].start >= SUSPEND_AFTER
+                && self.threads[0].start >= self.replayed_to
             {
                 // A long-lived earliest thread (an open `<think>`, say): its
                 // match would beat every later thread, so step it alone, and
@@ -899,7 +912,7 @@ impl Stream {
                 if let Some(best) = self.best.take() {
                     self.decide(best, sink);
                 } else if let Some(r) = self.suspended.take() {
-                    self.pos = r;
+                    self.replay(r);
                 }
             }
         }
@@ -1011,7 +1024,7 @@ impl Stream {
             }
             if let Some(r) = self.suspended.take() {
                 // The earliest thread cannot match: replay without it.
-                self.pos = r;
+                self.replay(r);
                 return Ok(true);
             }
         }
