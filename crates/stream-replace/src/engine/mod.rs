@@ -1124,25 +1124,31 @@ impl Stream {
             let looped = start != NONE && nstart == start && nsid == sid;
             (start, sid) = (nstart, nsid);
             clears = cache.clear_count();
-            if looped {
-                // The thread stayed in `sid` on `b`: skip the run of bytes
-                // on which that goes on and no new thread matters.
-                let mask = match loops.iter().flatten().find(|(k, _)| *k == sid) {
-                    Some((_, m)) => *m,
-                    None => {
-                        let m = loop_mask(prog, cache, sid);
-                        if cache.clear_count() != clears {
-                            // `sid` is stale now: stop (and replay).
-                            i += 1;
-                            break;
-                        }
-                        loops.rotate_right(1);
-                        loops[0] = Some((sid, m));
-                        m
+            // With the thread in a state whose loop bytes are known, and
+            // `b` one of them (so the next byte's look-behind is too), skip
+            // the run of bytes on which it stays there and no new thread
+            // matters. A thread that just stayed in its state on `b` has
+            // `b` among its loop bytes: work those out if they are new.
+            let bit = |m: &[u64; 4], b: u8| m[(b >> 6) as usize] & (1 << (b & 63)) != 0;
+            let mask = match loops.iter().flatten().find(|(k, _)| *k == sid) {
+                Some((_, m)) if start != NONE && (looped || bit(m, b)) => Some(*m),
+                Some(_) => None,
+                None if looped => {
+                    let m = loop_mask(prog, cache, sid);
+                    if cache.clear_count() != clears {
+                        // `sid` is stale now: stop (and replay).
+                        i += 1;
+                        break;
                     }
-                };
+                    loops.rotate_right(1);
+                    loops[0] = Some((sid, m));
+                    Some(m)
+                }
+                None => None,
+            };
+            if let Some(mask) = mask {
                 let mut j = i + 1;
-                while j < hay.len() && mask[(hay[j] >> 6) as usize] & (1 << (hay[j] & 63)) != 0 {
+                while j < hay.len() && bit(&mask, hay[j]) {
                     j += 1;
                 }
                 i = j - 1;
