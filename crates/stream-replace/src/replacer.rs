@@ -209,7 +209,9 @@ impl Replacer {
         }
         let mut bytes = Vec::new();
         let result = self.check_held(&mut bytes);
-        out.push_str(&String::from_utf8_lossy(&bytes));
+        if !bytes.is_empty() {
+            out.push_str(&String::from_utf8_lossy(&bytes));
+        }
         result
     }
 

@@ -26,6 +26,7 @@ use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind, Span};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::{Error, ErrorKind};
 use crate::rules::Config;
@@ -461,7 +462,7 @@ pub(crate) struct Stream {
     scratch: Option<Box<nfa::Scratch>>,
     /// `Future` of DFA states seen at the end of a feed; valid while the
     /// cache's clear count is `memo_clears`.
-    memo: HashMap<LazyStateID, Future>,
+    memo: HashMap<LazyStateID, Future, BuildHasherDefault<IdHasher>>,
     memo_clears: usize,
     /// The state of a thread started at a byte, after that byte, keyed by
     /// (look-behind byte, byte) in a small direct-mapped table; valid while
@@ -480,6 +481,28 @@ pub(crate) struct Stream {
 /// dies without a match). Short-lived threads (a word under `\w+@…`) would
 /// only pay for the replay.
 const SUSPEND_AFTER: usize = 64;
+
+/// Hashes a `LazyStateID` (one `u32`) with one multiplication: the memo of
+/// futures is looked up at the end of every feed, where SipHash showed.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        // The low bits of the product, which pick the bucket, are weak.
+        self.0 ^ (self.0 >> 29)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 /// Slots of `Stream::first` (a power of two).
 const FIRST_SLOTS: usize = 32;
@@ -500,7 +523,7 @@ impl Stream {
             replayed_to: 0,
             mode: Mode::Dfa,
             scratch: None,
-            memo: HashMap::new(),
+            memo: HashMap::default(),
             memo_clears: 0,
             first: [None; FIRST_SLOTS],
             first_clears: 0,
