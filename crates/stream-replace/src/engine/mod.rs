@@ -17,6 +17,7 @@
 //! stepped at most once by each engine between two decided matches.
 
 mod nfa;
+mod single;
 
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::hybrid::LazyStateID;
@@ -50,6 +51,27 @@ pub(crate) struct Program {
     /// Finds where a match may start, when every rule starts with one of a
     /// small set of literals; used to skip text where nothing is alive.
     prefilter: Option<Prefilter>,
+    /// Byte classes for `single`: bytes in one class step every DFA state
+    /// alike, are all UTF-8 continuation bytes or none, and are of one
+    /// look-behind kind.
+    classes: [u8; 256],
+    nclasses: usize,
+    /// The look-behind kind of each byte (see `kind`).
+    kinds: [u8; 256],
+}
+
+/// Look-behind kinds, finer than the DFA's start states: start of input,
+/// `\n`, `\r`, ASCII word byte, other ASCII byte, non-ASCII byte.
+const KIND_TEXT: u8 = 0;
+
+fn byte_kind(b: u8) -> u8 {
+    match b {
+        b'\n' => 1,
+        b'\r' => 2,
+        b'0'..=b'9' | b'A'..=b'Z' | b'a'..=b'z' | b'_' => 3,
+        0..=0x7F => 4,
+        _ => 5,
+    }
 }
 
 impl Program {
@@ -95,12 +117,31 @@ impl Program {
             .ok()
             .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, &hirs))
             .filter(|p| p.max_needle_len() > 0);
+        let mut kinds = [0u8; 256];
+        let mut classes = [0u8; 256];
+        let mut seen: Vec<(u8, bool, u8)> = Vec::new();
+        for b in 0..=255u8 {
+            kinds[b as usize] = byte_kind(b);
+            let key = (dfa.byte_classes().get(b), is_continuation(b), byte_kind(b));
+            let class = match seen.iter().position(|k| *k == key) {
+                Some(i) => i,
+                None => {
+                    seen.push(key);
+                    seen.len() - 1
+                }
+            };
+            // At most 256 classes: each byte is in one.
+            classes[b as usize] = class as u8;
+        }
         Ok(Program {
             dfa,
             lb_row,
             may_start,
             never,
             prefilter,
+            classes,
+            nclasses: seen.len(),
+            kinds,
         })
     }
 
@@ -144,19 +185,18 @@ impl Program {
         p
     }
 
-    /// Whether idle text is skipped by `skip_idle`'s prefilter (or not at
-    /// all, when nothing can match) rather than byte by byte.
-    #[inline(always)]
-    fn prefilter_or_never(&self) -> bool {
-        self.never || self.prefilter.is_some()
-    }
-
     pub(crate) fn create_cache(&self) -> Cache {
         self.dfa.create_cache()
     }
 
     fn nfa(&self) -> &NFA {
         self.dfa.get_nfa()
+    }
+
+    /// The look-behind kind of the byte before a position.
+    #[inline(always)]
+    fn kind(&self, lb: Option<u8>) -> u8 {
+        lb.map_or(KIND_TEXT, |b| self.kinds[b as usize])
     }
 
     #[inline(always)]
@@ -273,54 +313,6 @@ fn finished(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Fin {
         }
         _ => Fin::No,
     }
-}
-
-/// The bytes `b` on which the DFA state `s` goes to itself and on which a
-/// thread started after any such byte goes to `s` or dies: with one thread
-/// in `s`, and the byte before in the set, a run of such bytes changes
-/// nothing. Empty when a start state quits; the caller checks for a cache
-/// clear (which makes the answer meaningless).
-fn loop_mask(prog: &Program, cache: &mut Cache, s: LazyStateID) -> [u64; 4] {
-    let dfa = &prog.dfa;
-    let clears = cache.clear_count();
-    let bit = |m: &[u64; 4], b: u8| m[(b >> 6) as usize] & (1 << (b & 63)) != 0;
-    let mut stay = [0u64; 4];
-    for b in 0..=255u8 {
-        match dfa.next_state(cache, s, b) {
-            Ok(n) if n == s => stay[(b >> 6) as usize] |= 1 << (b & 63),
-            _ => {}
-        }
-        if cache.clear_count() != clears {
-            return [0; 4];
-        }
-    }
-    let mut starts: Vec<LazyStateID> = Vec::new();
-    for lb in (0..=255u8).filter(|&lb| bit(&stay, lb)) {
-        let cfg = start::Config::new()
-            .anchored(Anchored::Yes)
-            .look_behind(Some(lb));
-        match dfa.start_state(cache, &cfg) {
-            Ok(s0) if cache.clear_count() == clears => {
-                if !starts.contains(&s0) {
-                    starts.push(s0);
-                }
-            }
-            _ => return [0; 4],
-        }
-    }
-    let mut mask = stay;
-    for b in (0..=255u8).filter(|&b| bit(&stay, b) && !is_continuation(b)) {
-        for &s0 in &starts {
-            let ok = matches!(dfa.next_state(cache, s0, b), Ok(n0) if n0 == s || n0.is_dead());
-            if cache.clear_count() != clears {
-                return [0; 4];
-            }
-            if !ok {
-                mask[(b >> 6) as usize] &= !(1 << (b & 63));
-            }
-        }
-    }
-    mask
 }
 
 /// The row of `Program::may_start` for one look-behind. A cache clear
@@ -464,16 +456,8 @@ pub(crate) struct Stream {
     /// cache's clear count is `memo_clears`.
     memo: HashMap<LazyStateID, Future, BuildHasherDefault<IdHasher>>,
     memo_clears: usize,
-    /// The state of a thread started at a byte, after that byte, keyed by
-    /// (look-behind byte, byte) in a small direct-mapped table; valid while
-    /// the cache's clear count is `first_clears`.
-    first: [Option<(u32, LazyStateID)>; FIRST_SLOTS],
-    first_clears: usize,
-    /// For a few DFA states `S` that loop on themselves: the bytes on which
-    /// `S` stays `S` and a thread started there (after any of those bytes)
-    /// merges into `S` or dies, so a run of them can be skipped with one
-    /// thread in `S`. Valid while the clear count is `first_clears`.
-    loops: [Option<(LazyStateID, [u64; 4])>; 2],
+    /// The one-thread loop's memo of configurations.
+    single: single::Single,
 }
 
 /// How long the earliest of several threads must have lived before the
@@ -504,9 +488,6 @@ impl Hasher for IdHasher {
     }
 }
 
-/// Slots of `Stream::first` (a power of two).
-const FIRST_SLOTS: usize = 32;
-
 impl Stream {
     pub(crate) fn new(prog: &Program) -> Stream {
         Stream {
@@ -525,9 +506,7 @@ impl Stream {
             scratch: None,
             memo: HashMap::default(),
             memo_clears: 0,
-            first: [None; FIRST_SLOTS],
-            first_clears: 0,
-            loops: [None; 2],
+            single: single::Single::default(),
         }
     }
 
@@ -1057,136 +1036,82 @@ impl Stream {
     /// The common case of `run_dfa`, in a tight loop: at most one live
     /// thread and no match recorded, where every new thread either dies at
     /// once or merges into the live one (as in a word under a rule like
-    /// `\w+@…`). Stops, without stepping it, at the first byte that needs
-    /// more: a match, a second thread, a quit, or the end of the buffer.
+    /// `\w+@…`). Each byte is one lookup in the `single` memo. Stops,
+    /// without stepping it, at the first byte that needs more: a match, a
+    /// second thread, a quit, or the end of the buffer.
     #[inline(always)]
     fn run_simple(&mut self, prog: &Program) -> Result<(), Fallback> {
-        let dfa = &prog.dfa;
         let base = self.base;
         let hay = &self.buf[..];
         let cache = &mut self.cache;
-        let first = &mut self.first;
-        let loops = &mut self.loops;
-        // No thread is `start == NONE`.
-        const NONE: usize = usize::MAX;
-        let (mut start, mut sid) = match self.threads.first() {
+        let memo = &mut self.single;
+        // The thread's start, as an index in `hay` (meaningless while no
+        // thread is alive).
+        let (mut start, sid) = match self.threads.first() {
             Some(t) => (t.start - base, t.sid),
-            None => (NONE, LazyStateID::default()),
+            None => (0, single::no_thread()),
         };
         let mut i = self.pos - base;
-        let mut lb = (self.pos > 0).then(|| hay[i - 1]);
-        // The clear count when the thread's state was last committed: a clear
-        // in an iteration that is not committed makes that state stale.
-        let mut clears = cache.clear_count();
-        if self.first_clears != clears {
-            *first = [None; FIRST_SLOTS];
-            *loops = [None; 2];
-            self.first_clears = clears;
-        }
-        while i < hay.len() {
-            let b = hay[i];
-            if start == NONE && !prog.prefilter_or_never() {
-                // Nothing alive: skip bytes where no thread can start.
-                if !prog.may_start(lb, b) {
-                    lb = Some(b);
-                    i += 1;
-                    continue;
-                }
-            }
-            let (mut nstart, mut nsid) = (NONE, sid);
-            if start != NONE {
-                let Ok(n) = dfa.next_state(cache, sid, b) else {
-                    break;
-                };
-                if n.is_tagged() && !n.is_dead() {
+        let clears = cache.clear_count();
+        memo.prepare(clears);
+        let lb = (self.pos > 0).then(|| hay[i - 1]);
+        let Some(mut row) = memo.config(prog, sid, prog.kind(lb)) else {
+            return Ok(());
+        };
+        let classes = &prog.classes;
+        let skips = prog.prefilter.is_some();
+        let mut stale = false;
+        loop {
+            // The hot loop: one load and a mask per byte.
+            let table = memo.table();
+            let mut e = 0;
+            while i < hay.len() {
+                e = table[row + classes[hay[i] as usize] as usize];
+                if e & (single::KNOWN | single::EXIT) != single::KNOWN {
                     break;
                 }
-                if !n.is_dead() {
-                    (nstart, nsid) = (start, n);
+                if e & single::RESTART != 0 {
+                    start = i;
                 }
-                if cache.clear_count() != clears {
-                    // `n` is valid in the cleared cache; the memos are not.
-                    *first = [None; FIRST_SLOTS];
-                    *loops = [None; 2];
-                    self.first_clears = cache.clear_count();
+                row = (e & single::ROW) as usize;
+                i += 1;
+                if skips && e & single::IDLE != 0 {
+                    break;
                 }
             }
-            if !is_continuation(b) && prog.may_start(lb, b) {
-                let lbk = lb.map_or(256, u32::from);
-                let key = (lbk << 8) | u32::from(b);
-                let slot = (b as usize ^ (lbk as usize).wrapping_mul(7)) & (FIRST_SLOTS - 1);
-                let n0 = match first[slot] {
-                    Some((k, n0)) if k == key => n0,
-                    _ => {
-                        let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
-                        let Ok(s0) = dfa.start_state(cache, &cfg) else {
-                            break;
-                        };
-                        let Ok(n0) = dfa.next_state(cache, s0, b) else {
-                            break;
-                        };
-                        if cache.clear_count() != self.first_clears {
-                            // `nsid` may be stale: stop (and replay).
-                            break;
-                        }
-                        first[slot] = Some((key, n0));
-                        n0
-                    }
-                };
-                if !n0.is_dead() {
-                    if n0.is_tagged() {
-                        break;
-                    }
-                    if nstart == NONE {
-                        (nstart, nsid) = (i, n0);
-                    } else if nsid != n0 {
+            if i >= hay.len() {
+                break;
+            }
+            if e & single::KNOWN == 0 {
+                // Not known yet: work it out, then go on (the same byte).
+                let lb = (base + i > 0).then(|| hay[i - 1]);
+                match memo.step(prog, cache, row, lb, hay[i]) {
+                    single::Step::Entry(entry) if entry & single::KNOWN != 0 => continue,
+                    single::Step::Entry(_) => break,
+                    single::Step::Stale => {
+                        stale = true;
                         break;
                     }
                 }
             }
-            let looped = start != NONE && nstart == start && nsid == sid;
-            (start, sid) = (nstart, nsid);
-            clears = cache.clear_count();
-            // With the thread in a state whose loop bytes are known, and
-            // `b` one of them (so the next byte's look-behind is too), skip
-            // the run of bytes on which it stays there and no new thread
-            // matters. A thread that just stayed in its state on `b` has
-            // `b` among its loop bytes: work those out if they are new.
-            let bit = |m: &[u64; 4], b: u8| m[(b >> 6) as usize] & (1 << (b & 63)) != 0;
-            let mask = match loops.iter().flatten().find(|(k, _)| *k == sid) {
-                Some((_, m)) if start != NONE && (looped || bit(m, b)) => Some(*m),
-                Some(_) => None,
-                None if looped => {
-                    let m = loop_mask(prog, cache, sid);
-                    if cache.clear_count() != clears {
-                        // `sid` is stale now: stop (and replay).
-                        i += 1;
-                        break;
-                    }
-                    loops.rotate_right(1);
-                    loops[0] = Some((sid, m));
-                    Some(m)
-                }
-                None => None,
-            };
-            if let Some(mask) = mask {
-                let mut j = i + 1;
-                while j < hay.len() && bit(&mask, hay[j]) {
-                    j += 1;
-                }
-                i = j - 1;
+            if e & single::EXIT != 0 {
+                break;
             }
-            lb = Some(hay[i]);
-            i += 1;
-            if start == NONE && prog.prefilter.is_some() {
-                i = prog.skip_idle(hay, i, lb);
-                lb = (i > 0).then(|| hay[i - 1]);
+            // Idle, with a prefilter to skip to the next possible start.
+            let j = prog.skip_idle(hay, i, Some(hay[i - 1]));
+            if j > i {
+                i = j;
+                let kind = prog.kind(Some(hay[i - 1]));
+                match memo.config(prog, single::no_thread(), kind) {
+                    Some(r) => row = r,
+                    None => break,
+                }
             }
         }
-        let stale = cache.clear_count() != clears;
+        let sid = memo.state(prog, row);
         self.pos = i + base;
         self.threads.clear();
-        if start != NONE {
+        if sid != single::no_thread() {
             self.threads.push(Thread {
                 start: start + base,
                 sid,

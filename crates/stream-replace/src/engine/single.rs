@@ -1,0 +1,172 @@
+//! The one-thread tight loop's memo: a small lazily built automaton over
+//! configurations.
+//!
+//! While at most one DFA thread is alive and no match is recorded, what
+//! happens on the next byte depends only on the thread's DFA state (or that
+//! there is none) and on the kind of the byte before (which picks the start
+//! state a new thread would get). Such a pair is a configuration; stepping
+//! one on a byte gives the next configuration, and whether the thread alive
+//! after it is a new one (started at that byte). Bytes the loop cannot step
+//! alone (a match, a quit, two live threads) are marked to exit. Each
+//! transition is worked out once and then costs one table lookup.
+
+use regex_automata::hybrid::dfa::Cache;
+use regex_automata::hybrid::LazyStateID;
+use regex_automata::util::start;
+use regex_automata::Anchored;
+
+use super::{is_continuation, Program};
+
+/// No thread: a state ID that is never a real state (index 0 of the
+/// transition table is the unknown state, whose ID is always tagged).
+#[inline(always)]
+pub(super) fn no_thread() -> LazyStateID {
+    LazyStateID::default()
+}
+
+/// Configurations kept before the memo starts over.
+const MAX_CONFIGS: usize = 64;
+
+/// An entry's low bits: the offset in `Single::table` of the next
+/// configuration's row (so stepping is a load and a mask).
+pub(super) const ROW: u32 = (1 << 24) - 1;
+/// An entry is known.
+pub(super) const KNOWN: u32 = 1 << 24;
+/// The thread alive after the byte started at it.
+pub(super) const RESTART: u32 = 1 << 25;
+/// No thread is alive after the byte.
+pub(super) const IDLE: u32 = 1 << 26;
+/// The loop cannot step this byte: leave it to the general path.
+pub(super) const EXIT: u32 = 1 << 27;
+
+/// What working out an entry found.
+pub(super) enum Step {
+    /// The entry (also stored when it holds whatever the cache does).
+    Entry(u32),
+    /// A cache clear on the way made every state held stale.
+    Stale,
+}
+
+/// The memo, per stream. Valid while the DFA cache's clear count is
+/// `clears`.
+#[derive(Debug, Default)]
+pub(super) struct Single {
+    /// (thread state or `no_thread()`, kind of the byte before).
+    configs: Vec<(LazyStateID, u8)>,
+    /// `configs.len()` rows of `Program::nclasses` entries; 0 is unknown.
+    table: Vec<u32>,
+    clears: usize,
+    /// Set when a configuration could not be added: start over at the next
+    /// entry to the loop.
+    full: bool,
+}
+
+impl Single {
+    /// Makes the memo valid for `clears`, starting over if needed.
+    pub(super) fn prepare(&mut self, clears: usize) {
+        if self.clears != clears || self.full {
+            self.configs.clear();
+            self.table.clear();
+            self.clears = clears;
+            self.full = false;
+        }
+    }
+
+    /// The row (offset in `table`) of a configuration, added if new; `None`
+    /// when the memo is full.
+    pub(super) fn config(&mut self, prog: &Program, sid: LazyStateID, kind: u8) -> Option<usize> {
+        if let Some(i) = self.configs.iter().position(|&c| c == (sid, kind)) {
+            return Some(i * prog.nclasses);
+        }
+        if self.configs.len() == MAX_CONFIGS {
+            self.full = true;
+            return None;
+        }
+        self.configs.push((sid, kind));
+        self.table.resize(self.table.len() + prog.nclasses, 0);
+        Some(self.table.len() - prog.nclasses)
+    }
+
+    /// The thread state of the configuration at `row` (`no_thread()` for
+    /// none).
+    #[inline(always)]
+    pub(super) fn state(&self, prog: &Program, row: usize) -> LazyStateID {
+        self.configs[row / prog.nclasses].0
+    }
+
+    /// The table: for the configuration at row `r`, its entry on byte `b`
+    /// is at `r + Program::classes[b]` (0 if not known yet).
+    #[inline(always)]
+    pub(super) fn table(&self) -> &[u32] {
+        &self.table
+    }
+
+    /// Works out the entry for the configuration at `row` on byte `b`,
+    /// whose look-behind is `lb`, and stores it when it does not depend on
+    /// the cache.
+    pub(super) fn step(
+        &mut self,
+        prog: &Program,
+        cache: &mut Cache,
+        row: usize,
+        lb: Option<u8>,
+        b: u8,
+    ) -> Step {
+        let dfa = &prog.dfa;
+        let clears = cache.clear_count();
+        let (sid, _) = self.configs[row / prog.nclasses];
+        let slot = row + prog.classes[b as usize] as usize;
+        let none = no_thread();
+        let mut next = none;
+        let mut restart = false;
+        if sid != none {
+            let Ok(n) = dfa.next_state(cache, sid, b) else {
+                return Step::Entry(EXIT);
+            };
+            if cache.clear_count() != clears {
+                return Step::Stale;
+            }
+            if n.is_tagged() && !n.is_dead() {
+                self.table[slot] = KNOWN | EXIT;
+                return Step::Entry(KNOWN | EXIT);
+            }
+            if !n.is_dead() {
+                next = n;
+            }
+        }
+        if !is_continuation(b) && prog.may_start(lb, b) {
+            let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
+            let Ok(s0) = dfa.start_state(cache, &cfg) else {
+                return Step::Entry(EXIT);
+            };
+            let Ok(n0) = dfa.next_state(cache, s0, b) else {
+                return Step::Entry(EXIT);
+            };
+            if cache.clear_count() != clears {
+                return Step::Stale;
+            }
+            if !n0.is_dead() {
+                if n0.is_tagged() || (next != none && next != n0) {
+                    self.table[slot] = KNOWN | EXIT;
+                    return Step::Entry(KNOWN | EXIT);
+                }
+                if next == none {
+                    next = n0;
+                    restart = true;
+                }
+            }
+        }
+        let Some(to) = self.config(prog, next, prog.kinds[b as usize]) else {
+            return Step::Entry(EXIT);
+        };
+        let mut e = KNOWN | to as u32;
+        if restart {
+            e |= RESTART;
+        }
+        if next == none {
+            e |= IDLE;
+        }
+        self.table[slot] = e;
+        Step::Entry(e)
+    }
+}
