@@ -454,17 +454,26 @@ impl Replacer {
         let mut bytes = std::mem::take(&mut self.text_out);
         bytes.clear();
         let result = f(self, &mut bytes);
-        match std::str::from_utf8(&bytes) {
-            Ok(s) => out.push_str(s),
-            // Only reachable when `&str` and byte methods are mixed on one
-            // stream and a character was left cut: mark the cut as U+FFFD,
-            // as `from_utf8_lossy` does.
-            Err(_) => out.push_str(&String::from_utf8_lossy(&bytes)),
+        if bytes.len() <= SHORT && bytes.is_ascii() {
+            // Cheaper than a call to `from_utf8` for the few bytes a
+            // token-sized feed releases.
+            out.extend(bytes.iter().map(|&b| char::from(b)));
+        } else {
+            match std::str::from_utf8(&bytes) {
+                Ok(s) => out.push_str(s),
+                // Only reachable when `&str` and byte methods are mixed on one
+                // stream and a character was left cut: mark the cut as U+FFFD,
+                // as `from_utf8_lossy` does.
+                Err(_) => out.push_str(&String::from_utf8_lossy(&bytes)),
+            }
         }
         self.text_out = bytes;
         result
     }
 }
+
+/// Output of at most this many ASCII bytes is appended char by char.
+const SHORT: usize = 16;
 
 /// The first segment of input fed to the engine where a match may start;
 /// segments double while the stream stays busy, so the per-segment cost is

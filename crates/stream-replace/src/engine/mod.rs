@@ -455,10 +455,15 @@ pub(crate) struct Stream {
     /// `Future` of DFA states seen at the end of a feed; valid while the
     /// cache's clear count is `memo_clears`.
     memo: HashMap<LazyStateID, Future, BuildHasherDefault<IdHasher>>,
+    /// The last few entries of `memo` used, looked at first.
+    recent: [(LazyStateID, Future); RECENT],
     memo_clears: usize,
     /// The one-thread loop's memo of configurations.
     single: single::Single,
 }
+
+/// Entries of `Stream::recent`.
+const RECENT: usize = 4;
 
 /// How long the earliest of several threads must have lived before the
 /// others are dropped and it is stepped alone (replaying the rest if it
@@ -505,6 +510,7 @@ impl Stream {
             mode: Mode::Dfa,
             scratch: None,
             memo: HashMap::default(),
+            recent: [(single::no_thread(), Future::Open); RECENT],
             memo_clears: 0,
             single: single::Single::default(),
         }
@@ -536,27 +542,23 @@ impl Stream {
     }
 
     /// Feeds a chunk and releases what is decided. With `whole_chars`, the
-    /// release point never falls inside a UTF-8 character.
+    /// release point never falls inside a UTF-8 character. Callers first
+    /// give the chunk to `idle_prefix`, which releases in place what comes
+    /// before the first place a thread could start, and feed the rest.
     pub(crate) fn feed(
         &mut self,
         prog: &Program,
-        mut chunk: &[u8],
+        chunk: &[u8],
         whole_chars: bool,
         sink: &mut impl Sink,
     ) {
-        // Nothing held: scan the chunk where it is, release the text before
-        // the first place a thread could start without copying it, and
-        // buffer only from there.
-        let q = self.idle_prefix(prog, chunk);
-        if q > 0 {
-            sink.text(&chunk[..q]);
-            chunk = &chunk[q..];
-        }
         if chunk.is_empty() {
             return;
         }
         self.buf.extend_from_slice(chunk);
-        self.run(prog, false, sink);
+        if !self.run_quick(prog) {
+            self.run(prog, false, sink);
+        }
         let mut safe = self.pos;
         if let Some(t) = self.threads.first() {
             safe = safe.min(t.start);
@@ -575,6 +577,41 @@ impl Stream {
         }
         self.release(safe, sink);
         self.compact();
+    }
+
+    /// The common case of `run` for a small feed, without its general
+    /// machinery: at most one live thread, no match recorded, and the tight
+    /// loop steps the whole feed; then the thread's future, if known, is
+    /// open. Returns false (having done part of the work, or none) when
+    /// `run` must go on from where this stopped.
+    #[inline(always)]
+    fn run_quick(&mut self, prog: &Program) -> bool {
+        if self.mode != Mode::Dfa
+            || self.best.is_some()
+            || self.suspended.is_some()
+            || self.threads.len() > 1
+        {
+            return false;
+        }
+        if let Err(Fallback(r)) = self.run_simple(prog) {
+            // As `run` does: replay on the NFA.
+            let until = self.pos;
+            self.enter_nfa(r, until);
+            return false;
+        }
+        if self.pos != self.offset() {
+            return false;
+        }
+        match self.threads.first() {
+            None => true,
+            Some(t) => {
+                self.memo_clears == self.cache.clear_count()
+                    && self
+                        .recent
+                        .iter()
+                        .any(|&(k, f)| k == t.sid && f == Future::Open)
+            }
+        }
     }
 
     /// Ends the input and releases everything.
@@ -936,13 +973,15 @@ impl Stream {
                 let clears = self.cache.clear_count();
                 if self.memo_clears != clears {
                     self.memo.clear();
+                    self.recent = [(single::no_thread(), Future::Open); RECENT];
                     self.memo_clears = clears;
                 }
                 let mut kept = 0;
                 for i in 0..self.threads.len() {
                     let t = self.threads[i];
-                    let future = match self.memo.get(&t.sid) {
-                        Some(f) => *f,
+                    let recent = self.recent.iter().find(|(k, _)| *k == t.sid).map(|r| r.1);
+                    let future = match recent.or_else(|| self.memo.get(&t.sid).copied()) {
+                        Some(f) => f,
                         None => {
                             let f = future(&prog.dfa, &mut self.cache, t.sid);
                             if self.cache.clear_count() != clears {
@@ -952,6 +991,10 @@ impl Stream {
                             f
                         }
                     };
+                    if recent.is_none() {
+                        self.recent.rotate_right(1);
+                        self.recent[0] = (t.sid, future);
+                    }
                     match future {
                         Future::Unknown => {
                             // Let the NFA, which follows every byte, settle
@@ -1109,6 +1152,7 @@ impl Stream {
             }
         }
         let sid = memo.state(prog, row);
+        memo.leave(row);
         self.pos = i + base;
         self.threads.clear();
         if sid != single::no_thread() {

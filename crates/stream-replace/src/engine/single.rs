@@ -53,8 +53,11 @@ pub(super) enum Step {
 pub(super) struct Single {
     /// (thread state or `no_thread()`, kind of the byte before).
     configs: Vec<(LazyStateID, u8)>,
-    /// `configs.len()` rows of `Program::nclasses` entries; 0 is unknown.
+    /// `configs.len()` rows of `Program::nclasses` entries (0 is unknown),
+    /// each followed by its configuration's index in `configs`.
     table: Vec<u32>,
+    /// The row last returned by `config` or given to `leave`: tried first.
+    hint: usize,
     clears: usize,
     /// Set when a configuration could not be added: start over at the next
     /// entry to the loop.
@@ -69,29 +72,46 @@ impl Single {
             self.table.clear();
             self.clears = clears;
             self.full = false;
+            self.hint = 0;
         }
+    }
+
+    /// Records where the loop stopped, to be found first next time.
+    #[inline(always)]
+    pub(super) fn leave(&mut self, row: usize) {
+        self.hint = row;
     }
 
     /// The row (offset in `table`) of a configuration, added if new; `None`
     /// when the memo is full.
     pub(super) fn config(&mut self, prog: &Program, sid: LazyStateID, kind: u8) -> Option<usize> {
+        let n = prog.nclasses;
+        if self.hint + n < self.table.len()
+            && self.configs[self.table[self.hint + n] as usize] == (sid, kind)
+        {
+            return Some(self.hint);
+        }
         if let Some(i) = self.configs.iter().position(|&c| c == (sid, kind)) {
-            return Some(i * prog.nclasses);
+            self.hint = i * (n + 1);
+            return Some(self.hint);
         }
         if self.configs.len() == MAX_CONFIGS {
             self.full = true;
             return None;
         }
         self.configs.push((sid, kind));
-        self.table.resize(self.table.len() + prog.nclasses, 0);
-        Some(self.table.len() - prog.nclasses)
+        let row = self.table.len();
+        self.table.resize(row + n, 0);
+        self.table.push((self.configs.len() - 1) as u32);
+        self.hint = row;
+        Some(row)
     }
 
     /// The thread state of the configuration at `row` (`no_thread()` for
     /// none).
     #[inline(always)]
     pub(super) fn state(&self, prog: &Program, row: usize) -> LazyStateID {
-        self.configs[row / prog.nclasses].0
+        self.configs[self.table[row + prog.nclasses] as usize].0
     }
 
     /// The table: for the configuration at row `r`, its entry on byte `b`
@@ -114,7 +134,7 @@ impl Single {
     ) -> Step {
         let dfa = &prog.dfa;
         let clears = cache.clear_count();
-        let (sid, _) = self.configs[row / prog.nclasses];
+        let sid = self.state(prog, row);
         let slot = row + prog.classes[b as usize] as usize;
         let none = no_thread();
         let mut next = none;
