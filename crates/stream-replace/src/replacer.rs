@@ -189,22 +189,33 @@ impl Replacer {
                 })?;
                 break;
             };
-            out.push_str(idle);
+            if !idle.is_empty() {
+                out.push_str(idle);
+            }
             if busy.is_empty() {
                 break;
             }
             // Feed the part where a match may start, in growing segments,
             // and go back to scanning in place once nothing is alive.
-            let mut n = segment.min(busy.len());
-            while !busy.is_char_boundary(n) {
-                n += 1;
-            }
+            let n = if busy.len() <= segment {
+                busy.len()
+            } else {
+                let mut n = segment;
+                while !busy.is_char_boundary(n) {
+                    n += 1;
+                }
+                n
+            };
             segment = segment.saturating_mul(2);
             let (now, later) = busy.split_at(n);
-            self.with_string(out, |r, bytes| {
-                r.feed_engine(now.as_bytes(), true, bytes);
-                Ok(())
-            })?;
+            self.text_out.clear();
+            let mut sink = Out {
+                rules: &self.rules,
+                out: &mut self.text_out,
+            };
+            self.stream
+                .feed(&self.rules.inner.program, now.as_bytes(), true, &mut sink);
+            push_text(out, &self.text_out);
             rest = later;
         }
         let mut bytes = Vec::new();
@@ -454,21 +465,27 @@ impl Replacer {
         let mut bytes = std::mem::take(&mut self.text_out);
         bytes.clear();
         let result = f(self, &mut bytes);
-        if bytes.len() <= SHORT && bytes.is_ascii() {
-            // Cheaper than a call to `from_utf8` for the few bytes a
-            // token-sized feed releases.
-            out.extend(bytes.iter().map(|&b| char::from(b)));
-        } else {
-            match std::str::from_utf8(&bytes) {
-                Ok(s) => out.push_str(s),
-                // Only reachable when `&str` and byte methods are mixed on one
-                // stream and a character was left cut: mark the cut as U+FFFD,
-                // as `from_utf8_lossy` does.
-                Err(_) => out.push_str(&String::from_utf8_lossy(&bytes)),
-            }
-        }
+        push_text(out, &bytes);
         self.text_out = bytes;
         result
+    }
+}
+
+/// Appends the engine's output for a `&str` stream to `out`.
+#[inline(always)]
+fn push_text(out: &mut String, bytes: &[u8]) {
+    if bytes.len() <= SHORT && bytes.is_ascii() {
+        // Cheaper than a call to `from_utf8` for the few bytes a
+        // token-sized feed releases.
+        out.extend(bytes.iter().map(|&b| char::from(b)));
+    } else {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => out.push_str(s),
+            // Only reachable when `&str` and byte methods are mixed on one
+            // stream and a character was left cut: mark the cut as U+FFFD,
+            // as `from_utf8_lossy` does.
+            Err(_) => out.push_str(&String::from_utf8_lossy(bytes)),
+        }
     }
 }
 

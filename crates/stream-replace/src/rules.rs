@@ -829,7 +829,7 @@ pub(crate) struct Out<'a> {
 
 impl Sink for Out<'_> {
     fn text(&mut self, bytes: &[u8]) {
-        self.out.extend_from_slice(bytes);
+        crate::engine::extend_small(self.out, bytes);
     }
 
     fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {

@@ -462,6 +462,23 @@ pub(crate) struct Stream {
     single: single::Single,
 }
 
+/// Appends `bytes` to `v`; a few bytes are pushed one by one, which is
+/// cheaper than the call to `memcpy` that `extend_from_slice` makes.
+#[inline(always)]
+pub(crate) fn extend_small(v: &mut Vec<u8>, bytes: &[u8]) {
+    if bytes.len() <= 16 {
+        v.reserve(bytes.len());
+        for &b in bytes {
+            v.push(b);
+        }
+    } else {
+        v.extend_from_slice(bytes);
+    }
+}
+
+/// Released bytes kept in the buffer before `Stream::compact` drops them.
+const COMPACT_MIN: usize = 256;
+
 /// Entries of `Stream::recent`.
 const RECENT: usize = 4;
 
@@ -555,7 +572,7 @@ impl Stream {
         if chunk.is_empty() {
             return;
         }
-        self.buf.extend_from_slice(chunk);
+        extend_small(&mut self.buf, chunk);
         if !self.run_quick(prog) {
             self.run(prog, false, sink);
         }
@@ -579,21 +596,28 @@ impl Stream {
         self.compact();
     }
 
-    /// The common case of `run` for a small feed, without its general
-    /// machinery: at most one live thread, no match recorded, and the tight
-    /// loop steps the whole feed; then the thread's future, if known, is
-    /// open. Returns false (having done part of the work, or none) when
+    /// The common cases of `run` for a small feed, without its general
+    /// machinery: one of the tight loops steps the whole feed (at most one
+    /// live thread and no match recorded, or one thread stepped alone);
+    /// then the thread's future, if known, is open. Returns false (having done part of the work, or none) when
     /// `run` must go on from where this stopped.
     #[inline(always)]
     fn run_quick(&mut self, prog: &Program) -> bool {
-        if self.mode != Mode::Dfa
-            || self.best.is_some()
-            || self.suspended.is_some()
-            || self.threads.len() > 1
-        {
+        if self.mode != Mode::Dfa || self.threads.len() > 1 {
             return false;
         }
-        if let Err(Fallback(r)) = self.run_simple(prog) {
+        let simple = self.best.is_none() && self.suspended.is_none();
+        if !simple && self.threads.is_empty() {
+            return false;
+        }
+        let run = if simple {
+            self.run_simple(prog)
+        } else {
+            // One thread, stepped alone: it holds a match it may still
+            // beat, or it is the earliest of several.
+            self.run_pending(prog)
+        };
+        if let Err(Fallback(r)) = run {
             // As `run` does: replay on the NFA.
             let until = self.pos;
             self.enter_nfa(r, until);
@@ -680,10 +704,10 @@ impl Stream {
         let end = self.offset() + bytes.len();
         if bytes.len() >= CONTEXT {
             self.buf.clear();
-            self.buf.extend_from_slice(&bytes[bytes.len() - CONTEXT..]);
+            extend_small(&mut self.buf, &bytes[bytes.len() - CONTEXT..]);
             self.base = end - CONTEXT;
         } else {
-            self.buf.extend_from_slice(bytes);
+            extend_small(&mut self.buf, bytes);
             let dead = self.buf.len().saturating_sub(CONTEXT);
             self.buf.drain(..dead);
             self.base += dead;
@@ -700,11 +724,13 @@ impl Stream {
     }
 
     /// Drops released bytes that are no longer needed as context, when they
-    /// are at least half the buffer (so the cost is amortised linear).
+    /// are at least half the buffer (so the cost is amortised linear) and
+    /// at least `COMPACT_MIN` (so token-sized feeds do not move bytes each
+    /// time).
     fn compact(&mut self) {
         let keep = self.emitted.saturating_sub(CONTEXT).max(self.base);
         let dead = keep - self.base;
-        if dead > 0 && dead >= self.buf.len() - dead {
+        if dead >= COMPACT_MIN && dead >= self.buf.len() - dead {
             self.buf.drain(..dead);
             self.base = keep;
         }
