@@ -171,6 +171,19 @@ impl Replacer {
             return Err(e.clone());
         }
         let mut rest = chunk;
+        if !self.stream.is_idle() && chunk.len() <= SEGMENT {
+            // A token-sized feed while something is held: nothing to scan
+            // in place, one segment.
+            self.text_out.clear();
+            let mut sink = Out {
+                rules: &self.rules,
+                out: &mut self.text_out,
+            };
+            self.stream
+                .feed(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink);
+            push_text(out, &self.text_out);
+            rest = "";
+        }
         let mut segment = SEGMENT;
         while !rest.is_empty() {
             // Text that no match can touch goes straight from `chunk` to

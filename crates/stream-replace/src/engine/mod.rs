@@ -41,11 +41,9 @@ const CONTEXT: usize = 4;
 pub(crate) struct Program {
     dfa: DFA,
     /// For each look-behind (index 0: start of input, `1 + b`: byte `b`),
-    /// the index of its row in `may_start`.
-    lb_row: [u8; 257],
-    /// Rows of 256 bits: whether a thread started after that look-behind
-    /// survives its first byte. Quit bytes and unknown starts are set.
-    may_start: Vec<[u64; 4]>,
+    /// 256 bits: whether a thread started after it survives its first
+    /// byte. Quit bytes and unknown starts are set.
+    may_start: Box<[[u64; 4]; 257]>,
     /// Whether no thread can ever start.
     never: bool,
     /// Finds where a match may start, when every rule starts with one of a
@@ -99,18 +97,9 @@ impl Program {
                 Error::new(kind, None, None, e.to_string())
             })?;
         let mut cache = dfa.create_cache();
-        let mut lb_row = [0u8; 257];
-        let mut may_start: Vec<[u64; 4]> = Vec::new();
-        for (lb, slot) in lb_row.iter_mut().enumerate() {
-            let row = start_row(&dfa, &mut cache, (lb > 0).then(|| (lb - 1) as u8));
-            let idx = match may_start.iter().position(|r| *r == row) {
-                Some(i) => i,
-                None => {
-                    may_start.push(row);
-                    may_start.len() - 1
-                }
-            };
-            *slot = idx as u8;
+        let mut may_start = Box::new([[0u64; 4]; 257]);
+        for (lb, row) in may_start.iter_mut().enumerate() {
+            *row = start_row(&dfa, &mut cache, (lb > 0).then(|| (lb - 1) as u8));
         }
         let never = sources.is_empty() || may_start.iter().all(|r| *r == [0; 4]);
         let prefilter = regex_automata::util::syntax::parse_many(sources)
@@ -135,7 +124,6 @@ impl Program {
         }
         Ok(Program {
             dfa,
-            lb_row,
             may_start,
             never,
             prefilter,
@@ -173,13 +161,13 @@ impl Program {
                 p += 1;
             }
         }
-        let mut lb = lb;
+        let mut row = &self.may_start[lb.map_or(0, |b| b as usize + 1)];
         while p < end {
             let b = hay[p];
-            if self.may_start(lb, b) {
+            if row[(b >> 6) as usize] & (1 << (b & 63)) != 0 {
                 break;
             }
-            lb = Some(b);
+            row = &self.may_start[b as usize + 1];
             p += 1;
         }
         p
@@ -201,17 +189,8 @@ impl Program {
 
     #[inline(always)]
     fn may_start(&self, lb: Option<u8>, b: u8) -> bool {
-        self.may_start_row(self.row(lb), b)
-    }
-
-    #[inline(always)]
-    fn row(&self, lb: Option<u8>) -> usize {
-        self.lb_row[lb.map_or(0, |b| b as usize + 1)] as usize
-    }
-
-    #[inline(always)]
-    fn may_start_row(&self, row: usize, b: u8) -> bool {
-        self.may_start[row][(b >> 6) as usize] & (1 << (b & 63)) != 0
+        let row = &self.may_start[lb.map_or(0, |b| b as usize + 1)];
+        row[(b >> 6) as usize] & (1 << (b & 63)) != 0
     }
 }
 
@@ -562,6 +541,7 @@ impl Stream {
     /// release point never falls inside a UTF-8 character. Callers first
     /// give the chunk to `idle_prefix`, which releases in place what comes
     /// before the first place a thread could start, and feed the rest.
+    #[inline(always)]
     pub(crate) fn feed(
         &mut self,
         prog: &Program,
@@ -678,6 +658,7 @@ impl Stream {
     /// its part before the first place a thread could start, without copying
     /// it; returns the length of that part (which the caller emits). That
     /// place is never a UTF-8 continuation byte.
+    #[inline(always)]
     pub(crate) fn idle_prefix(&mut self, prog: &Program, chunk: &[u8]) -> usize {
         if !self.is_idle() {
             return 0;
@@ -690,7 +671,8 @@ impl Stream {
     }
 
     /// Whether nothing is held or alive, so input can be scanned in place.
-    fn is_idle(&self) -> bool {
+    #[inline(always)]
+    pub(crate) fn is_idle(&self) -> bool {
         self.mode == Mode::Dfa
             && self.threads.is_empty()
             && self.best.is_none()
