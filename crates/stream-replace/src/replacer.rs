@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::engine::Stream;
 use crate::error::StreamError;
-use crate::rules::{HeldLimit, Out, Rules};
+use crate::rules::{HeldLimit, Out, Rules, StrOut};
 
 /// One stream: feed it chunks, get back the text that is safe to emit.
 ///
@@ -174,14 +174,13 @@ impl Replacer {
         if !self.stream.is_idle() && chunk.len() <= SEGMENT {
             // A token-sized feed while something is held: nothing to scan
             // in place, one segment.
-            self.text_out.clear();
-            let mut sink = Out {
+            let mut sink = StrOut {
                 rules: &self.rules,
-                out: &mut self.text_out,
+                out,
+                scratch: &mut self.text_out,
             };
             self.stream
                 .feed(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink);
-            push_text(out, &self.text_out);
             rest = "";
         }
         let mut segment = SEGMENT;
@@ -221,14 +220,13 @@ impl Replacer {
             };
             segment = segment.saturating_mul(2);
             let (now, later) = busy.split_at(n);
-            self.text_out.clear();
-            let mut sink = Out {
+            let mut sink = StrOut {
                 rules: &self.rules,
-                out: &mut self.text_out,
+                out,
+                scratch: &mut self.text_out,
             };
             self.stream
                 .feed(&self.rules.inner.program, now.as_bytes(), true, &mut sink);
-            push_text(out, &self.text_out);
             rest = later;
         }
         let mut bytes = Vec::new();
@@ -486,11 +484,13 @@ impl Replacer {
 
 /// Appends the engine's output for a `&str` stream to `out`.
 #[inline(always)]
-fn push_text(out: &mut String, bytes: &[u8]) {
+pub(crate) fn push_text(out: &mut String, bytes: &[u8]) {
     if bytes.len() <= SHORT && bytes.is_ascii() {
         // Cheaper than a call to `from_utf8` for the few bytes a
         // token-sized feed releases.
-        out.extend(bytes.iter().map(|&b| char::from(b)));
+        for &b in bytes {
+            out.push(char::from(b));
+        }
     } else {
         match std::str::from_utf8(bytes) {
             Ok(s) => out.push_str(s),

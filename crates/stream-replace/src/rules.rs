@@ -838,6 +838,29 @@ impl Sink for Out<'_> {
     }
 }
 
+/// The sink of `&str` streams: like [`Out`], but appends to a `String`,
+/// checking that the text is UTF-8 (it is, unless byte and `&str` feeds
+/// were mixed on one stream and left a character cut).
+pub(crate) struct StrOut<'a> {
+    pub(crate) rules: &'a Rules,
+    pub(crate) out: &'a mut String,
+    /// Where a replacement is built before it is appended.
+    pub(crate) scratch: &'a mut Vec<u8>,
+}
+
+impl Sink for StrOut<'_> {
+    fn text(&mut self, bytes: &[u8]) {
+        crate::replacer::push_text(self.out, bytes);
+    }
+
+    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
+        self.scratch.clear();
+        self.rules
+            .append_replacement(hay, offset, rule, start, end, self.scratch);
+        crate::replacer::push_text(self.out, self.scratch);
+    }
+}
+
 impl fmt::Debug for Rules {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Rules")

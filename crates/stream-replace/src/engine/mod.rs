@@ -446,7 +446,6 @@ pub(crate) struct Stream {
 #[inline(always)]
 pub(crate) fn extend_small(v: &mut Vec<u8>, bytes: &[u8]) {
     if bytes.len() <= 16 {
-        v.reserve(bytes.len());
         for &b in bytes {
             v.push(b);
         }
@@ -606,15 +605,22 @@ impl Stream {
         if self.pos != self.offset() {
             return false;
         }
-        match self.threads.first() {
-            None => true,
-            Some(t) => {
-                self.memo_clears == self.cache.clear_count()
-                    && self
-                        .recent
-                        .iter()
-                        .any(|&(k, f)| k == t.sid && f == Future::Open)
+        let Some(&t) = self.threads.first() else {
+            return true;
+        };
+        if self.memo_clears != self.cache.clear_count() {
+            return false;
+        }
+        if let Some(&(_, f)) = self.recent.iter().find(|(k, _)| *k == t.sid) {
+            return f == Future::Open;
+        }
+        match self.memo.get(&t.sid) {
+            Some(&f) => {
+                self.recent.rotate_right(1);
+                self.recent[0] = (t.sid, f);
+                f == Future::Open
             }
+            None => false,
         }
     }
 
