@@ -68,12 +68,19 @@ const TRICKY: &[&str] = &[
     "b|",
     "|b",
     "(a)|b",
+    // Threads that live past the engine's 64-byte threshold for stepping
+    // the earliest alone, and more one-thread states than its memo keeps.
+    r"<[^\n]*END",
+    r"[a-z\n ]+@",
+    r"x[a-z ]{70}y",
+    r"<think>[\s\S]*</think>",
 ];
 
 /// Pieces of text; multi-byte characters are cut by the byte cuts.
 const ALPHABET: &[&str] = &[
     "a", "a", "b", "c", "d", "x", "y", " ", "-", "@", ".", "1", "2", "3", "\n", "\r\n", "_",
     "<think>", "</think>", "<th", "ink>", "σ", "Σ", "ς", "é", "中", "文", "😀", "ab", "cd",
+    "END", "<", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "the quick brown fox jumps over a lazy dog ",
 ];
 
 /// Pieces of arbitrary regexes.

@@ -269,6 +269,11 @@ impl Config {
     /// fills, the cache is cleared and the stream replays what it holds on
     /// a slower engine, so results stay exact.
     ///
+    /// Besides this cache, a stream memoises the transitions it takes while
+    /// at most one match is in progress: at most 64 rows of 4 bytes per
+    /// byte class of the rules (about 36 KiB at most for a rule set with
+    /// 140 classes), built as text is seen and cleared with the cache.
+    ///
     /// # Example
     ///
     /// ```

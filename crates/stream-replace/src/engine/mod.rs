@@ -13,8 +13,16 @@
 //! rule uses Unicode word look-around; or a cache clear, which invalidates
 //! the states held), the held region is replayed from its earliest live
 //! start with the same thread logic over the Thompson NFA (see `nfa`), and
-//! the stream goes back to the DFA once nothing is alive. Each byte is
-//! stepped at most once by each engine between two decided matches.
+//! the stream goes back to the DFA once nothing is alive.
+//!
+//! Two fast paths keep the common cases cheap. With at most one live thread
+//! and no recorded match, the next step depends only on that thread's state
+//! and the kind of the byte before; `single` memoises these configurations
+//! and their transitions, so such text costs one table lookup per byte.
+//! When the earliest of several threads has lived `SUSPEND_AFTER` bytes (an
+//! open `<think>` with words inside), its match would beat every later
+//! thread, so it is stepped alone; if it dies without a match, the text
+//! after its start is replayed with every thread, at most once per byte.
 
 mod nfa;
 mod single;
