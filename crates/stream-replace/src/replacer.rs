@@ -171,16 +171,51 @@ impl Replacer {
             return Err(e.clone());
         }
         let mut rest = chunk;
-        if !self.stream.is_idle() && chunk.len() <= SEGMENT {
-            // A token-sized feed while something is held: nothing to scan
-            // in place, one segment.
+        // Whether `rest` goes to the engine without an idle scan: it was
+        // scanned, or the stream holds something.
+        let mut scanned = false;
+        if chunk.len() <= SEGMENT {
+            let program = &self.rules.inner.program;
+            scanned = !self.stream.is_idle();
+            if !scanned {
+                // Nothing held: what comes before the first place a match
+                // could start goes out at once (see the loop below).
+                let q = self.stream.idle_prefix(program, chunk.as_bytes());
+                match chunk.split_at_checked(q) {
+                    Some((idle, busy)) => {
+                        if !idle.is_empty() {
+                            out.push_str(idle);
+                        }
+                        if busy.is_empty() {
+                            // Nothing is held: no limit to check.
+                            return Ok(());
+                        }
+                        rest = busy;
+                        scanned = true;
+                    }
+                    None => {
+                        // Unreachable, as in the loop below.
+                        out.push_str(&String::from_utf8_lossy(&chunk.as_bytes()[..q]));
+                        let tail = &chunk.as_bytes()[q..];
+                        self.with_string(out, |r, bytes| {
+                            r.feed_engine(tail, true, bytes);
+                            Ok(())
+                        })?;
+                        rest = "";
+                    }
+                }
+            }
+        }
+        if scanned && !rest.is_empty() {
+            // A token-sized feed, scanned or with something held: one
+            // segment for the engine.
             let mut sink = StrOut {
                 rules: &self.rules,
                 out,
                 scratch: &mut self.text_out,
             };
             self.stream
-                .feed(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink);
+                .feed(&self.rules.inner.program, rest.as_bytes(), true, &mut sink);
             rest = "";
         }
         let mut segment = SEGMENT;

@@ -154,22 +154,23 @@ impl Program {
         if let Some(pre) = &self.prefilter {
             // A literal that starts within the last `tail` bytes may be cut
             // by the end of `hay`: those positions are checked byte by byte
-            // (once: the next chunk starts after them).
+            // below (once: the next chunk starts after them).
             let tail = pre.max_needle_len() - 1;
-            loop {
-                if p + tail < end {
-                    match pre.find(hay, Span::from(p..end)) {
-                        Some(m) => p = m.start,
-                        None => p = end - tail,
+            while p + tail < end {
+                match pre.find(hay, Span::from(p..end)) {
+                    Some(m) => p = m.start,
+                    None => {
+                        p = end - tail;
+                        break;
                     }
                 }
-                if p >= end || self.may_start(behind(p), hay[p]) {
+                if self.may_start(behind(p), hay[p]) {
                     return p;
                 }
                 p += 1;
             }
         }
-        let mut row = &self.may_start[lb.map_or(0, |b| b as usize + 1)];
+        let mut row = &self.may_start[behind(p).map_or(0, |b| b as usize + 1)];
         while p < end {
             let b = hay[p];
             if row[(b >> 6) as usize] & (1 << (b & 63)) != 0 {
