@@ -191,3 +191,15 @@ fn replace_policy_cut_inside_a_character_keeps_output_valid() {
     );
     assert!(!out.windows(7).any(|w| w == b"PRIVATE"));
 }
+
+/// A stream's own state, outside its buffers and the lazy DFA cache whose
+/// struct it embeds, stays under 1 KiB.
+#[test]
+fn stream_state_outside_buffers_and_dfa_cache_is_under_1_kib() {
+    let own = std::mem::size_of::<stream_replace::Replacer>()
+        - std::mem::size_of::<regex_automata::hybrid::dfa::Cache>();
+    assert!(
+        own < 1024,
+        "a Replacer holds {own} bytes besides its DFA cache"
+    );
+}
