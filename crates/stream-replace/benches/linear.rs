@@ -16,10 +16,12 @@
 
 use std::hint::black_box;
 
+use criterion::measurement::WallTime;
 use criterion::{
-    criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput,
+    criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion,
+    SamplingMode, Throughput,
 };
-use stream_replace::Config;
+use stream_replace::{Config, Replacer};
 
 mod corpus;
 
@@ -45,6 +47,47 @@ fn unclosed_think(body_len: usize) -> String {
     text
 }
 
+/// Streams `chunks` through `r` and flushes; returns the output and the most
+/// bytes held after a feed.
+fn stream_all(r: &mut Replacer, chunks: &[&str]) -> (String, usize) {
+    let mut out = String::new();
+    let mut max_held = 0;
+    for chunk in chunks {
+        r.feed_into(chunk, &mut out).expect("under the held limit");
+        max_held = max_held.max(r.held());
+    }
+    r.flush_into(&mut out).expect("stream ok");
+    (out, max_held)
+}
+
+/// Benchmarks `{mb}MB` of `g`: `chunks` fed through `r`, then a flush.
+fn bench_stream(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    mb: usize,
+    r: &mut Replacer,
+    chunks: &[&str],
+) {
+    let mut out = String::new();
+    g.bench_with_input(
+        BenchmarkId::from_parameter(format!("{mb}MB")),
+        chunks,
+        |b, chunks| {
+            b.iter(|| {
+                let mut sent = 0;
+                for chunk in black_box(chunks) {
+                    r.feed_into(chunk, &mut out).expect("under the held limit");
+                    sent += out.len();
+                    out.clear();
+                }
+                r.flush_into(&mut out).expect("stream ok");
+                sent += out.len();
+                out.clear();
+                sent
+            })
+        },
+    );
+}
+
 fn linear(c: &mut Criterion) {
     let rules = corpus::build(THINK_RULES, Config::new().max_held(64 * MB));
     let mut g = c.benchmark_group("unclosed_think");
@@ -54,17 +97,7 @@ fn linear(c: &mut Criterion) {
         let chunks = corpus::chunks(&text, 4);
         let want = rules.replace_all(&text);
         let mut r = rules.replacer();
-        let mut out = String::new();
-        let mut all = String::new();
-        let mut max_held = 0;
-        for chunk in &chunks {
-            r.feed_into(chunk, &mut out).expect("under the held limit");
-            max_held = max_held.max(r.held());
-            all.push_str(&out);
-            out.clear();
-        }
-        r.flush_into(&mut out).expect("stream ok");
-        all.push_str(&out);
+        let (all, max_held) = stream_all(&mut r, &chunks);
         assert!(
             all == want,
             "unclosed think of {mb} MB: stream differs from replace_all"
@@ -75,24 +108,7 @@ fn linear(c: &mut Criterion) {
         );
 
         g.throughput(Throughput::Bytes(text.len() as u64));
-        g.bench_with_input(
-            BenchmarkId::from_parameter(format!("{mb}MB")),
-            &chunks,
-            |b, chunks| {
-                b.iter(|| {
-                    let mut sent = 0;
-                    for chunk in black_box(chunks) {
-                        r.feed_into(chunk, &mut out).expect("under the held limit");
-                        sent += out.len();
-                        out.clear();
-                    }
-                    r.flush_into(&mut out).expect("stream ok");
-                    sent += out.len();
-                    out.clear();
-                    sent
-                })
-            },
-        );
+        bench_stream(&mut g, mb, &mut r, &chunks);
     }
     g.finish();
 }
@@ -120,38 +136,13 @@ fn replayed_lines(c: &mut Criterion) {
         let text = line.repeat(mb * MB / line.len());
         let chunks = corpus::chunks(&text, 4096);
         let mut r = rules.replacer();
-        let mut out = String::new();
-        let mut all = String::new();
-        for chunk in &chunks {
-            r.feed_into(chunk, &mut out).expect("under the held limit");
-            all.push_str(&out);
-            out.clear();
-        }
-        r.flush_into(&mut out).expect("stream ok");
-        all.push_str(&out);
+        let (all, _) = stream_all(&mut r, &chunks);
         assert!(
             all == text,
             "replayed lines of {mb} MB: nothing matches, so the output is the input"
         );
         g.throughput(Throughput::Bytes(text.len() as u64));
-        g.bench_with_input(
-            BenchmarkId::from_parameter(format!("{mb}MB")),
-            &chunks,
-            |b, chunks| {
-                b.iter(|| {
-                    let mut sent = 0;
-                    for chunk in black_box(chunks) {
-                        r.feed_into(chunk, &mut out).expect("under the held limit");
-                        sent += out.len();
-                        out.clear();
-                    }
-                    r.flush_into(&mut out).expect("stream ok");
-                    sent += out.len();
-                    out.clear();
-                    sent
-                })
-            },
-        );
+        bench_stream(&mut g, mb, &mut r, &chunks);
     }
     g.finish();
 }

@@ -195,12 +195,7 @@ impl Replacer {
                     }
                     None => {
                         // Unreachable, as in the loop below.
-                        out.push_str(&String::from_utf8_lossy(&chunk.as_bytes()[..q]));
-                        let tail = &chunk.as_bytes()[q..];
-                        self.with_string(out, |r, bytes| {
-                            r.feed_engine(tail, true, bytes);
-                            Ok(())
-                        })?;
+                        self.feed_cut(chunk.as_bytes(), q, out)?;
                         rest = "";
                     }
                 }
@@ -209,13 +204,7 @@ impl Replacer {
         if scanned && !rest.is_empty() {
             // A token-sized feed, scanned or with something held: one
             // segment for the engine.
-            let mut sink = StrOut {
-                rules: &self.rules,
-                out,
-                scratch: &mut self.text_out,
-            };
-            self.stream
-                .feed(&self.rules.inner.program, rest.as_bytes(), true, &mut sink);
+            self.feed_str(rest, out);
             rest = "";
         }
         let mut segment = SEGMENT;
@@ -228,12 +217,7 @@ impl Replacer {
                 .idle_prefix(&self.rules.inner.program, rest.as_bytes());
             let Some((idle, busy)) = rest.split_at_checked(q) else {
                 // Unreachable (see above); stay exact if it ever were not.
-                out.push_str(&String::from_utf8_lossy(&rest.as_bytes()[..q]));
-                let tail = &rest.as_bytes()[q..];
-                self.with_string(out, |r, bytes| {
-                    r.feed_engine(tail, true, bytes);
-                    Ok(())
-                })?;
+                self.feed_cut(rest.as_bytes(), q, out)?;
                 break;
             };
             if !idle.is_empty() {
@@ -255,13 +239,7 @@ impl Replacer {
             };
             segment = segment.saturating_mul(2);
             let (now, later) = busy.split_at(n);
-            let mut sink = StrOut {
-                rules: &self.rules,
-                out,
-                scratch: &mut self.text_out,
-            };
-            self.stream
-                .feed(&self.rules.inner.program, now.as_bytes(), true, &mut sink);
+            self.feed_str(now, out);
             rest = later;
         }
         let mut bytes = Vec::new();
@@ -466,6 +444,30 @@ impl Replacer {
         };
         self.stream
             .feed(&self.rules.inner.program, chunk, whole_chars, &mut sink);
+    }
+
+    /// Feeds `chunk` (after `idle_prefix`) to the engine, its output going
+    /// to `out`.
+    #[inline(always)]
+    fn feed_str(&mut self, chunk: &str, out: &mut String) {
+        let mut sink = StrOut {
+            rules: &self.rules,
+            out,
+            scratch: &mut self.text_out,
+        };
+        self.stream
+            .feed(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink);
+    }
+
+    /// The unreachable case of `feed_into` where `idle_prefix` released
+    /// `chunk[..q]` but `q` is not a character boundary: emits that part
+    /// with the cut marked and feeds the rest, so the stream stays exact.
+    fn feed_cut(&mut self, chunk: &[u8], q: usize, out: &mut String) -> Result<(), StreamError> {
+        out.push_str(&String::from_utf8_lossy(&chunk[..q]));
+        self.with_string(out, |r, bytes| {
+            r.feed_engine(&chunk[q..], true, bytes);
+            Ok(())
+        })
     }
 
     /// Applies the held-limit policy, once per feed.

@@ -82,7 +82,12 @@ fn rule_strategy() -> impl Strategy<Value = Pat> {
 }
 
 fn rules_strategy() -> impl Strategy<Value = Vec<Rule>> {
-    proptest::collection::vec(rule_strategy(), 1..=3).prop_map(|pats| {
+    numbered(rule_strategy())
+}
+
+/// One to three rules drawn from `pat`, rule `i` replaced by `<i>`.
+fn numbered(pat: impl Strategy<Value = Pat>) -> impl Strategy<Value = Vec<Rule>> {
+    proptest::collection::vec(pat, 1..=3).prop_map(|pats| {
         pats.into_iter()
             .enumerate()
             .map(|(i, pat)| Rule {
@@ -171,20 +176,37 @@ fn check_stream(
     Ok(())
 }
 
+/// `replace_all` and `&str` streams, cut at `cuts` and one character at a
+/// time, equal the oracle.
+fn check_str(rules: &[Rule], text: &str, cuts: &[f64]) -> Result<(), TestCaseError> {
+    let compiled = compile(rules);
+    let want = Oracle::new(rules).replace(text.as_bytes());
+    let whole = compiled.replace_all(text);
+    prop_assert!(
+        whole.as_bytes() == want,
+        "replace_all gives {whole:?}, the oracle {}",
+        show(&want)
+    );
+    let points = run::char_boundaries(text);
+    let cuts = scale(cuts, &points);
+    check_stream(&compiled, Api::Str, text.as_bytes(), &cuts, &want)?;
+    check_stream(
+        &compiled,
+        Api::StrInto,
+        text.as_bytes(),
+        run::interior(&points),
+        &want,
+    )?;
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(config(256))]
 
     /// `replace_all` and `&str` streams equal the oracle.
     #[test]
     fn str_streams_match_oracle(rules in rules_strategy(), text in text_strategy(), cuts in cuts_strategy()) {
-        let compiled = compile(&rules);
-        let want = Oracle::new(&rules).replace(text.as_bytes());
-        let whole = compiled.replace_all(&text);
-        prop_assert!(whole.as_bytes() == want, "replace_all gives {whole:?}, the oracle {}", show(&want));
-        let points = run::char_boundaries(&text);
-        let cuts = scale(&cuts, &points);
-        check_stream(&compiled, Api::Str, text.as_bytes(), &cuts, &want)?;
-        check_stream(&compiled, Api::StrInto, text.as_bytes(), run::interior(&points), &want)?;
+        check_str(&rules, &text, &cuts)?;
     }
 
     /// Byte streams of valid UTF-8, cut anywhere (inside characters too),
@@ -277,15 +299,7 @@ fn long_rules_strategy() -> impl Strategy<Value = Vec<Rule>> {
         2 => proptest::sample::select(REGEXES).prop_map(|p| Pat::Regex(p.to_string())),
         1 => proptest::sample::select(LITERALS).prop_map(|p| Pat::Literal(p.to_string())),
     ];
-    proptest::collection::vec(pat, 1..=3).prop_map(|pats| {
-        pats.into_iter()
-            .enumerate()
-            .map(|(i, pat)| Rule {
-                pat,
-                repl: Repl::Text(format!("<{i}>")),
-            })
-            .collect()
-    })
+    numbered(pat)
 }
 
 fn long_atom() -> impl Strategy<Value = &'static str> {
@@ -316,14 +330,7 @@ proptest! {
     /// one character at a time, equal the oracle.
     #[test]
     fn long_lived_threads_match_oracle(rules in long_rules_strategy(), text in long_text_strategy(), cuts in cuts_strategy()) {
-        let compiled = compile(&rules);
-        let want = Oracle::new(&rules).replace(text.as_bytes());
-        let whole = compiled.replace_all(&text);
-        prop_assert!(whole.as_bytes() == want, "replace_all gives {whole:?}, the oracle {}", show(&want));
-        let points = run::char_boundaries(&text);
-        let cuts = scale(&cuts, &points);
-        check_stream(&compiled, Api::Str, text.as_bytes(), &cuts, &want)?;
-        check_stream(&compiled, Api::StrInto, text.as_bytes(), run::interior(&points), &want)?;
+        check_str(&rules, &text, &cuts)?;
     }
 
     /// The same with byte streams that hold invalid UTF-8 (where a
