@@ -171,74 +171,43 @@ impl Replacer {
             return Err(e.clone());
         }
         let mut rest = chunk;
-        // Whether `rest` goes to the engine without an idle scan: it was
-        // scanned, or the stream holds something.
-        let mut scanned = false;
-        if chunk.len() <= SEGMENT {
-            let program = &self.rules.inner.program;
-            scanned = !self.stream.is_idle();
-            if !scanned {
-                // Nothing held: what comes before the first place a match
-                // could start goes out at once (see the loop below).
-                let q = self.stream.idle_prefix(program, chunk.as_bytes());
-                match chunk.split_at_checked(q) {
-                    Some((idle, busy)) => {
-                        if !idle.is_empty() {
-                            out.push_str(idle);
-                        }
-                        if busy.is_empty() {
-                            // Nothing is held: no limit to check.
-                            return Ok(());
-                        }
-                        rest = busy;
-                        scanned = true;
-                    }
-                    None => {
-                        // Unreachable, as in the loop below.
-                        self.feed_cut(chunk.as_bytes(), q, out)?;
-                        rest = "";
-                    }
-                }
-            }
-        }
-        if scanned && !rest.is_empty() {
-            // A token-sized feed, scanned or with something held: one
-            // segment for the engine.
-            self.feed_str(rest, out);
-            rest = "";
-        }
         let mut segment = SEGMENT;
         while !rest.is_empty() {
-            // Text that no match can touch goes straight from `chunk` to
-            // `out`, with no copy into the stream and no UTF-8 check (a
-            // thread never starts inside a character, so `q` is a boundary).
-            let q = self
-                .stream
-                .idle_prefix(&self.rules.inner.program, rest.as_bytes());
-            let Some((idle, busy)) = rest.split_at_checked(q) else {
-                // Unreachable (see above); stay exact if it ever were not.
-                self.feed_cut(rest.as_bytes(), q, out)?;
-                break;
-            };
-            if !idle.is_empty() {
-                out.push_str(idle);
-            }
-            if busy.is_empty() {
-                break;
+            if self.stream.is_idle() {
+                // Text that no match can touch goes straight from `chunk`
+                // to `out`, with no copy into the stream and no UTF-8 check
+                // (a thread never starts inside a character, so `q` is a
+                // boundary).
+                let q = self
+                    .stream
+                    .idle_prefix(&self.rules.inner.program, rest.as_bytes());
+                let Some((idle, busy)) = rest.split_at_checked(q) else {
+                    // Unreachable (see above); stay exact if it ever were not.
+                    self.feed_cut(rest.as_bytes(), q, out)?;
+                    break;
+                };
+                if !idle.is_empty() {
+                    out.push_str(idle);
+                }
+                if busy.is_empty() {
+                    break;
+                }
+                rest = busy;
             }
             // Feed the part where a match may start, in growing segments,
-            // and go back to scanning in place once nothing is alive.
-            let n = if busy.len() <= segment {
-                busy.len()
+            // and go back to scanning in place once nothing is alive. A
+            // token-sized chunk is one segment.
+            let n = if rest.len() <= segment {
+                rest.len()
             } else {
                 let mut n = segment;
-                while !busy.is_char_boundary(n) {
+                while !rest.is_char_boundary(n) {
                     n += 1;
                 }
                 n
             };
             segment = segment.saturating_mul(2);
-            let (now, later) = busy.split_at(n);
+            let (now, later) = rest.split_at(n);
             self.feed_str(now, out);
             rest = later;
         }
