@@ -415,6 +415,24 @@ enum Future {
     Unknown,
 }
 
+/// Keeps the targets `next` of an NFA thread started at `start`, or gives
+/// the set back to `scratch` when the thread died.
+fn keep_nthread(
+    kept: &mut Vec<NThread>,
+    scratch: &mut nfa::Scratch,
+    start: usize,
+    next: Vec<StateID>,
+) {
+    if next.is_empty() {
+        scratch.give_set(next);
+    } else {
+        kept.push(NThread {
+            start,
+            targets: next,
+        });
+    }
+}
+
 /// Signals that the DFA cannot go on; holds the position to replay from.
 struct Fallback(usize);
 
@@ -440,12 +458,8 @@ pub(crate) struct Stream {
     replayed_to: usize,
     mode: Mode,
     scratch: Option<Box<nfa::Scratch>>,
-    /// `Future` of DFA states seen at the end of a feed; valid while the
-    /// cache's clear count is `memo_clears`.
-    memo: HashMap<LazyStateID, Future, BuildHasherDefault<IdHasher>>,
-    /// The last few entries of `memo` used, looked at first.
-    recent: [(LazyStateID, Future); RECENT],
-    memo_clears: usize,
+    /// `Future` of DFA states seen at the end of a feed.
+    futures: Futures,
     /// The one-thread loop's memo of configurations.
     single: single::Single,
 }
@@ -466,8 +480,59 @@ pub(crate) fn extend_small(v: &mut Vec<u8>, bytes: &[u8]) {
 /// Released bytes kept in the buffer before `Stream::compact` drops them.
 const COMPACT_MIN: usize = 256;
 
-/// Entries of `Stream::recent`.
+/// The memo of DFA states' `Future`s, for one generation of the cache: a
+/// map, and the last few entries used, looked at first.
+#[derive(Debug)]
+struct Futures {
+    map: HashMap<LazyStateID, Future, BuildHasherDefault<IdHasher>>,
+    recent: [(LazyStateID, Future); RECENT],
+    /// The cache's clear count the entries are valid for.
+    clears: usize,
+}
+
+/// Entries of `Futures::recent`.
 const RECENT: usize = 4;
+
+impl Default for Futures {
+    fn default() -> Futures {
+        Futures {
+            map: HashMap::default(),
+            recent: [(single::no_thread(), Future::Open); RECENT],
+            clears: 0,
+        }
+    }
+}
+
+impl Futures {
+    /// The memoised future of `sid`; `clears` is the cache's clear count
+    /// now (a different one forgets every entry first).
+    #[inline(always)]
+    fn get(&mut self, sid: LazyStateID, clears: usize) -> Option<Future> {
+        if self.clears != clears {
+            self.map.clear();
+            self.recent = [(single::no_thread(), Future::Open); RECENT];
+            self.clears = clears;
+        }
+        if let Some(&(_, f)) = self.recent.iter().find(|(k, _)| *k == sid) {
+            return Some(f);
+        }
+        let f = *self.map.get(&sid)?;
+        self.remember(sid, f);
+        Some(f)
+    }
+
+    /// Memoises the future of `sid`, for the clear count last given to
+    /// `get`.
+    fn insert(&mut self, sid: LazyStateID, f: Future) {
+        self.map.insert(sid, f);
+        self.remember(sid, f);
+    }
+
+    fn remember(&mut self, sid: LazyStateID, f: Future) {
+        self.recent.rotate_right(1);
+        self.recent[0] = (sid, f);
+    }
+}
 
 /// How long the earliest of several threads must have lived before the
 /// others are dropped and it is stepped alone (replaying the rest if it
@@ -513,9 +578,7 @@ impl Stream {
             replayed_to: 0,
             mode: Mode::Dfa,
             scratch: None,
-            memo: HashMap::default(),
-            recent: [(single::no_thread(), Future::Open); RECENT],
-            memo_clears: 0,
+            futures: Futures::default(),
             single: single::Single::default(),
         }
     }
@@ -617,20 +680,8 @@ impl Stream {
         let Some(&t) = self.threads.first() else {
             return true;
         };
-        if self.memo_clears != self.cache.clear_count() {
-            return false;
-        }
-        if let Some(&(_, f)) = self.recent.iter().find(|(k, _)| *k == t.sid) {
-            return f == Future::Open;
-        }
-        match self.memo.get(&t.sid) {
-            Some(&f) => {
-                self.recent.rotate_right(1);
-                self.recent[0] = (t.sid, f);
-                f == Future::Open
-            }
-            None => false,
-        }
+        let clears = self.cache.clear_count();
+        self.futures.get(t.sid, clears) == Some(Future::Open)
     }
 
     /// Ends the input and releases everything.
@@ -994,30 +1045,20 @@ impl Stream {
                 }
                 let from = self.replay_from(p);
                 let clears = self.cache.clear_count();
-                if self.memo_clears != clears {
-                    self.memo.clear();
-                    self.recent = [(single::no_thread(), Future::Open); RECENT];
-                    self.memo_clears = clears;
-                }
                 let mut kept = 0;
                 for i in 0..self.threads.len() {
                     let t = self.threads[i];
-                    let recent = self.recent.iter().find(|(k, _)| *k == t.sid).map(|r| r.1);
-                    let future = match recent.or_else(|| self.memo.get(&t.sid).copied()) {
+                    let future = match self.futures.get(t.sid, clears) {
                         Some(f) => f,
                         None => {
                             let f = future(&prog.dfa, &mut self.cache, t.sid);
                             if self.cache.clear_count() != clears {
                                 return Err(Fallback(from));
                             }
-                            self.memo.insert(t.sid, f);
+                            self.futures.insert(t.sid, f);
                             f
                         }
                     };
-                    if recent.is_none() {
-                        self.recent.rotate_right(1);
-                        self.recent[0] = (t.sid, future);
-                    }
                     match future {
                         Future::Unknown => {
                             // Let the NFA, which follows every byte, settle
@@ -1320,14 +1361,7 @@ impl Stream {
                         rule: pid.as_usize(),
                     });
                 }
-                if next.is_empty() {
-                    scratch.give_set(next);
-                } else {
-                    kept.push(NThread {
-                        start: t.start,
-                        targets: next,
-                    });
-                }
+                keep_nthread(&mut kept, &mut scratch, t.start, next);
                 if matched.is_some() {
                     // A match of an earlier start beats every later thread.
                     break;
@@ -1352,14 +1386,7 @@ impl Stream {
                             });
                         }
                     }
-                    if next.is_empty() {
-                        scratch.give_set(next);
-                    } else {
-                        kept.push(NThread {
-                            start: p,
-                            targets: next,
-                        });
-                    }
+                    keep_nthread(&mut kept, &mut scratch, p, next);
                 }
                 scratch.give_set(closed);
             }
