@@ -179,24 +179,42 @@ fn check_stream(
 /// `replace_all` and `&str` streams, cut at `cuts` and one character at a
 /// time, equal the oracle.
 fn check_str(rules: &[Rule], text: &str, cuts: &[f64]) -> Result<(), TestCaseError> {
+    let points = run::char_boundaries(text);
+    check_apis(
+        rules,
+        text.as_bytes(),
+        &points,
+        cuts,
+        [Api::Str, Api::StrInto],
+    )
+}
+
+/// `replace_all` (on valid UTF-8) or `replace_all_bytes`, then the stream
+/// methods `apis` cut at `cuts` (scaled to `points`) and at every point,
+/// equal the oracle.
+fn check_apis(
+    rules: &[Rule],
+    hay: &[u8],
+    points: &[usize],
+    cuts: &[f64],
+    [api, api_into]: [Api; 2],
+) -> Result<(), TestCaseError> {
     let compiled = compile(rules);
-    let want = Oracle::new(rules).replace(text.as_bytes());
-    let whole = compiled.replace_all(text);
+    let want = Oracle::new(rules).replace(hay);
+    let whole = if api == Api::Str {
+        let text = std::str::from_utf8(hay).expect("a &str stream's input is UTF-8");
+        compiled.replace_all(text).into_bytes()
+    } else {
+        compiled.replace_all_bytes(hay)
+    };
     prop_assert!(
-        whole.as_bytes() == want,
-        "replace_all gives {whole:?}, the oracle {}",
+        whole == want,
+        "replace_all gives {}, the oracle {}",
+        show(&whole),
         show(&want)
     );
-    let points = run::char_boundaries(text);
-    let cuts = scale(cuts, &points);
-    check_stream(&compiled, Api::Str, text.as_bytes(), &cuts, &want)?;
-    check_stream(
-        &compiled,
-        Api::StrInto,
-        text.as_bytes(),
-        run::interior(&points),
-        &want,
-    )?;
+    check_stream(&compiled, api, hay, &scale(cuts, points), &want)?;
+    check_stream(&compiled, api_into, hay, run::interior(points), &want)?;
     Ok(())
 }
 
@@ -213,13 +231,7 @@ proptest! {
     /// equal the oracle.
     #[test]
     fn byte_streams_cut_inside_characters_match_oracle(rules in rules_strategy(), text in text_strategy(), cuts in cuts_strategy()) {
-        let compiled = compile(&rules);
-        let hay = text.as_bytes();
-        let want = Oracle::new(&rules).replace(hay);
-        let points: Vec<usize> = (0..=hay.len()).collect();
-        let cuts = scale(&cuts, &points);
-        check_stream(&compiled, Api::Bytes, hay, &cuts, &want)?;
-        check_stream(&compiled, Api::BytesInto, hay, run::interior(&points), &want)?;
+        check_bytes(&rules, text.as_bytes(), &cuts)?;
     }
 
     /// Invalid UTF-8, with rules that cannot match the empty string (see
@@ -237,26 +249,8 @@ proptest! {
 /// `replace_all_bytes` and byte streams, cut anywhere and fed invalid
 /// UTF-8, equal the oracle.
 fn check_bytes(rules: &[Rule], hay: &[u8], cuts: &[f64]) -> Result<(), TestCaseError> {
-    let compiled = compile(rules);
-    let want = Oracle::new(rules).replace(hay);
-    let whole = compiled.replace_all_bytes(hay);
-    prop_assert!(
-        whole == want,
-        "replace_all_bytes gives {}, the oracle {}",
-        show(&whole),
-        show(&want)
-    );
     let points: Vec<usize> = (0..=hay.len()).collect();
-    let cuts = scale(cuts, &points);
-    check_stream(&compiled, Api::Bytes, hay, &cuts, &want)?;
-    check_stream(
-        &compiled,
-        Api::BytesInto,
-        hay,
-        run::interior(&points),
-        &want,
-    )?;
-    Ok(())
+    check_apis(rules, hay, &points, cuts, [Api::Bytes, Api::BytesInto])
 }
 
 proptest! {
