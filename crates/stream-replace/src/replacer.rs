@@ -415,8 +415,8 @@ impl Replacer {
             .feed(&self.rules.inner.program, chunk, whole_chars, &mut sink);
     }
 
-    /// Feeds `chunk` (after `idle_prefix`) to the engine, its output going
-    /// to `out`.
+    /// Feeds `chunk` to the engine (after `idle_prefix`, if the stream was
+    /// idle), its output going to `out`.
     #[inline(always)]
     fn feed_str(&mut self, chunk: &str, out: &mut String) {
         let mut sink = StrOut {

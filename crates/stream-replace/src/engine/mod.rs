@@ -62,14 +62,14 @@ pub(crate) struct Program {
     /// look-behind kind.
     classes: [u8; 256],
     nclasses: usize,
-    /// The look-behind kind of each byte (see `kind`).
-    kinds: [u8; 256],
 }
 
 /// Look-behind kinds, finer than the DFA's start states: start of input,
 /// `\n`, `\r`, ASCII word byte, other ASCII byte, non-ASCII byte.
 const KIND_TEXT: u8 = 0;
 
+/// The look-behind kind of a byte.
+#[inline(always)]
 fn byte_kind(b: u8) -> u8 {
     match b {
         b'\n' => 1,
@@ -114,11 +114,9 @@ impl Program {
             .ok()
             .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, &hirs))
             .filter(|p| p.max_needle_len() > 0);
-        let mut kinds = [0u8; 256];
         let mut classes = [0u8; 256];
         let mut seen: Vec<(u8, bool, u8)> = Vec::new();
         for b in 0..=255u8 {
-            kinds[b as usize] = byte_kind(b);
             let key = (dfa.byte_classes().get(b), is_continuation(b), byte_kind(b));
             let class = match seen.iter().position(|k| *k == key) {
                 Some(i) => i,
@@ -137,7 +135,6 @@ impl Program {
             prefilter,
             classes,
             nclasses: seen.len(),
-            kinds,
         })
     }
 
@@ -193,7 +190,7 @@ impl Program {
     /// The look-behind kind of the byte before a position.
     #[inline(always)]
     fn kind(&self, lb: Option<u8>) -> u8 {
-        lb.map_or(KIND_TEXT, |b| self.kinds[b as usize])
+        lb.map_or(KIND_TEXT, byte_kind)
     }
 
     #[inline(always)]
@@ -609,9 +606,10 @@ impl Stream {
     }
 
     /// Feeds a chunk and releases what is decided. With `whole_chars`, the
-    /// release point never falls inside a UTF-8 character. Callers first
-    /// give the chunk to `idle_prefix`, which releases in place what comes
-    /// before the first place a thread could start, and feed the rest.
+    /// release point never falls inside a UTF-8 character. While the stream
+    /// is idle, callers first give the chunk to `idle_prefix`, which
+    /// releases in place what comes before the first place a thread could
+    /// start, and feed the rest.
     #[inline(always)]
     pub(crate) fn feed(
         &mut self,
@@ -649,9 +647,10 @@ impl Stream {
 
     /// The common cases of `run` for a small feed, without its general
     /// machinery: one of the tight loops steps the whole feed (at most one
-    /// live thread and no match recorded, or one thread stepped alone);
-    /// then the thread's future, if known, is open. Returns false (having done part of the work, or none) when
-    /// `run` must go on from where this stopped.
+    /// live thread and no match recorded, or one thread stepped alone), and
+    /// the thread's future is known to be open. Returns false, having done
+    /// part of the work or none, when `run` must go on from where this
+    /// stopped.
     #[inline(always)]
     fn run_quick(&mut self, prog: &Program) -> bool {
         if self.mode != Mode::Dfa || self.threads.len() > 1 {

@@ -15,7 +15,7 @@ use regex_automata::hybrid::LazyStateID;
 use regex_automata::util::start;
 use regex_automata::Anchored;
 
-use super::{is_continuation, Program};
+use super::{byte_kind, is_continuation, Program};
 
 /// No thread: a state ID that is never a real state (index 0 of the
 /// transition table is the unknown state, whose ID is always tagged).
@@ -176,7 +176,7 @@ impl Single {
                 }
             }
         }
-        let Some(to) = self.config(prog, next, prog.kinds[b as usize]) else {
+        let Some(to) = self.config(prog, next, byte_kind(b)) else {
             return Step::Entry(EXIT);
         };
         let mut e = KNOWN | to as u32;
