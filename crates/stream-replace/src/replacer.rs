@@ -190,7 +190,8 @@ impl Replacer {
                     out.push_str(idle);
                 }
                 if busy.is_empty() {
-                    break;
+                    // Nothing is held: no limit to check.
+                    return Ok(());
                 }
                 rest = busy;
             }
