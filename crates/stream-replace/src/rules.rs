@@ -168,6 +168,7 @@ pub struct Config {
     on_held_limit: HeldLimit,
     size_limit: usize,
     cache_capacity: usize,
+    fast_paths: bool,
 }
 
 impl Default for Config {
@@ -177,6 +178,7 @@ impl Default for Config {
             on_held_limit: HeldLimit::Fail,
             size_limit: 10 << 20,
             cache_capacity: 2 << 20,
+            fast_paths: true,
         }
     }
 }
@@ -291,6 +293,23 @@ impl Config {
     pub fn cache_capacity(mut self, bytes: usize) -> Config {
         self.cache_capacity = bytes;
         self
+    }
+
+    /// Turns the engine's fast paths off (or on again), for testing only:
+    /// every byte then goes through the general thread loop, which must
+    /// give the same output (matches may be released one byte later). The
+    /// differential tests and the fuzz targets run both ways, so a bug in a
+    /// fast path cannot hide behind the general path, nor the other way
+    /// round. Not part of the stable API.
+    #[doc(hidden)]
+    pub fn fast_paths(mut self, yes: bool) -> Config {
+        self.fast_paths = yes;
+        self
+    }
+
+    #[doc(hidden)]
+    pub fn get_fast_paths(&self) -> bool {
+        self.fast_paths
     }
 
     /// See [`max_held`](Config::max_held).

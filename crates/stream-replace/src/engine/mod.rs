@@ -62,6 +62,11 @@ pub(crate) struct Program {
     /// look-behind kind.
     classes: [u8; 256],
     nclasses: usize,
+    /// Whether the fast paths run (idle scans, the prefilter, the tight
+    /// loops, stepping a long-lived thread alone, settling at the end of a
+    /// feed). Off, every byte goes through the general thread loop, so the
+    /// tests can check each fast path against it.
+    fast: bool,
 }
 
 /// Look-behind kinds, finer than the DFA's start states: start of input,
@@ -135,6 +140,7 @@ impl Program {
             prefilter,
             classes,
             nclasses: seen.len(),
+            fast: config.get_fast_paths(),
         })
     }
 
@@ -147,16 +153,23 @@ impl Program {
         if self.never {
             return end;
         }
+        if !self.fast {
+            return p;
+        }
         let behind = |p: usize| if p == from { lb } else { Some(hay[p - 1]) };
         if let Some(pre) = &self.prefilter {
             // A literal that starts within the last `tail` bytes may be cut
-            // by the end of `hay`: those positions are checked byte by byte
-            // below (once: the next chunk starts after them).
+            // by the end of `hay`: the prefilter cannot see it, so it is
+            // blind there. Those positions are checked byte by byte below
+            // (once: the next chunk starts after them). A hit inside the
+            // tail proves nothing about the tail's earlier positions (a
+            // short needle found after the cut-off start of a longer one),
+            // so it counts as no hit.
             let tail = pre.max_needle_len() - 1;
             while p + tail < end {
                 match pre.find(hay, Span::from(p..end)) {
-                    Some(m) => p = m.start,
-                    None => {
+                    Some(m) if m.start + tail < end => p = m.start,
+                    _ => {
                         p = end - tail;
                         break;
                     }
@@ -653,7 +666,7 @@ impl Stream {
     /// stopped.
     #[inline(always)]
     fn run_quick(&mut self, prog: &Program) -> bool {
-        if self.mode != Mode::Dfa || self.threads.len() > 1 {
+        if !prog.fast || self.mode != Mode::Dfa || self.threads.len() > 1 {
             return false;
         }
         let simple = self.best.is_none() && self.suspended.is_none();
@@ -926,16 +939,19 @@ impl Stream {
             if self.threads.is_empty() && self.best.is_none() {
                 self.pos = self.skip_idle(prog, end);
             }
-            if self.threads.len() <= 1 && self.best.is_none() && self.suspended.is_none() {
-                self.run_simple(prog)?;
-            } else if self.threads.len() == 1 {
-                self.run_pending(prog)?;
+            if prog.fast {
+                if self.threads.len() <= 1 && self.best.is_none() && self.suspended.is_none() {
+                    self.run_simple(prog)?;
+                } else if self.threads.len() == 1 {
+                    self.run_pending(prog)?;
+                }
             }
             let p = self.pos;
             if p >= end {
                 return Ok(());
             }
-            if self.threads.len() > 1
+            if prog.fast
+                && self.threads.len() > 1
                 && self.best.is_none()
                 && p - self.threads[0].start >= SUSPEND_AFTER
                 && self.threads[0].start >= self.replayed_to
@@ -994,7 +1010,7 @@ impl Stream {
             self.threads.truncate(kept);
             if self.best.is_none() && self.suspended.is_none() && !is_continuation(b) {
                 let lb = self.look_behind(p);
-                if prog.may_start(lb, b) {
+                if !prog.fast || prog.may_start(lb, b) {
                     let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
                     let sid = dfa
                         .start_state(&mut self.cache, &cfg)
@@ -1036,6 +1052,11 @@ impl Stream {
     /// waiting for one more byte. Returns whether a match was decided (the
     /// caller then scans on from its end).
     fn settle(&mut self, prog: &Program, sink: &mut impl Sink) -> Result<bool, Fallback> {
+        if !prog.fast {
+            // Without it, a match is decided one byte late or at the end
+            // of input: the same output, a longer hold-back.
+            return Ok(false);
+        }
         let p = self.pos;
         match self.mode {
             Mode::Dfa => {
@@ -1369,7 +1390,9 @@ impl Stream {
             for t in threads {
                 scratch.give_set(t.targets);
             }
-            if self.best.is_none() && !is_continuation(b) && prog.may_start(self.look_behind(p), b)
+            if self.best.is_none()
+                && !is_continuation(b)
+                && (!prog.fast || prog.may_start(self.look_behind(p), b))
             {
                 let mut closed = scratch.take_set();
                 scratch.close(nfa, &[nfa.start_anchored()], hay, at, true, &mut closed);

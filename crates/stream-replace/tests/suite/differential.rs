@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
-use stream_replace::Rules;
+use stream_replace::{Config, Rules};
 
 use crate::oracle::{self, show, Oracle, Pat, Repl, Rule};
 use crate::run::{self, chunks_at, Api};
@@ -126,7 +126,38 @@ fn scale(cuts: &[f64], points: &[usize]) -> Vec<usize> {
 }
 
 fn compile(rules: &[Rule]) -> Rules {
-    oracle::build(rules).unwrap_or_else(|e| panic!("{rules:?} do not build: {e}"))
+    compile_for(rules, Engine::Fast)
+}
+
+/// The engine configurations every stream property runs through, so a bug
+/// in one path cannot hide behind another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Engine {
+    /// The default: idle scans, the prefilter, the tight loops, settling
+    /// at the end of a feed.
+    Fast,
+    /// Every byte through the general thread loop.
+    General,
+    /// A lazy DFA cache so small that it is cleared all the time, which
+    /// sends the stream to the NFA fallback.
+    TinyCache,
+}
+
+const ENGINES: [Engine; 3] = [Engine::Fast, Engine::General, Engine::TinyCache];
+
+impl Engine {
+    fn config(self) -> Config {
+        match self {
+            Engine::Fast => Config::new(),
+            Engine::General => Config::new().fast_paths(false),
+            Engine::TinyCache => Config::new().cache_capacity(1),
+        }
+    }
+}
+
+fn compile_for(rules: &[Rule], engine: Engine) -> Rules {
+    oracle::build_with(rules, engine.config())
+        .unwrap_or_else(|e| panic!("{rules:?} do not build ({engine:?}): {e}"))
 }
 
 /// `cases` cases, unless `PROPTEST_CASES` asks for another number (for a
@@ -168,7 +199,8 @@ fn check_stream(
     let got = run::stream(&mut rules.replacer(), api, &chunks).map_err(TestCaseError::fail)?;
     prop_assert!(
         got == want,
-        "{api:?} split {:?}: got {}, the oracle gives {}",
+        "{api:?} ({:?}) split {:?}: got {}, the oracle gives {}",
+        rules.config(),
         chunks.iter().map(|c| show(c)).collect::<Vec<_>>(),
         show(&got),
         show(want)
@@ -213,8 +245,11 @@ fn check_apis(
         show(&whole),
         show(&want)
     );
-    check_stream(&compiled, api, hay, &scale(cuts, points), &want)?;
-    check_stream(&compiled, api_into, hay, run::interior(points), &want)?;
+    for engine in ENGINES {
+        let compiled = compile_for(rules, engine);
+        check_stream(&compiled, api, hay, &scale(cuts, points), &want)?;
+        check_stream(&compiled, api_into, hay, run::interior(points), &want)?;
+    }
     Ok(())
 }
 
@@ -367,14 +402,14 @@ fn invalid_utf8_after_match_with_empty_rule() {
     assert_eq!(show(&whole), show(b"<0>\x80<1>"));
 }
 
-/// The continuations tried after a prefix.
-fn continuations() -> Vec<String> {
+/// The continuations tried after a prefix; `extra` adds more examples.
+fn continuations(extra: &[&str]) -> Vec<String> {
     let mut c = vec![String::new()];
     for a in ATOMS {
         c.push(a.to_string());
         c.push(format!("{a} "));
     }
-    for e in EXAMPLES {
+    for e in EXAMPLES.iter().chain(extra) {
         for (i, _) in e.char_indices().skip(1) {
             c.push(e[i..].to_string());
         }
@@ -391,6 +426,12 @@ fn continuations() -> Vec<String> {
 /// held, some continuation makes a match start exactly where the held
 /// region starts (minimal hold-back).
 fn check_holdback(rules: &[Rule], prefix: &str) -> Result<(), TestCaseError> {
+    check_holdback_with(rules, prefix, &[])
+}
+
+/// [`check_holdback`], trying the suffixes of `extra` as continuations too.
+fn check_holdback_with(rules: &[Rule], prefix: &str, extra: &[&str]) -> Result<(), TestCaseError> {
+    let continuations = continuations(extra);
     let compiled = compile(rules);
     let oracle = Oracle::new(rules);
     let mut r = compiled.replacer();
@@ -401,12 +442,12 @@ fn check_holdback(rules: &[Rule], prefix: &str) -> Result<(), TestCaseError> {
     prop_assert!(held <= prefix.len());
     let h = prefix.len() - held;
     let starts_at_h = |text: &str| {
-        continuations().iter().any(|c| {
+        continuations.iter().any(|c| {
             let whole = format!("{text}{c}");
             oracle.matches(whole.as_bytes()).iter().any(|m| m.1 == h)
         })
     };
-    for c in continuations() {
+    for c in &continuations {
         let whole = format!("{prefix}{c}");
         let out = oracle.replace(whole.as_bytes());
         prop_assert!(
@@ -543,4 +584,230 @@ fn fuzz_match_before_stray_continuation_byte_is_kept() {
         got.extend(r.flush_bytes().unwrap());
         assert_eq!(show(&got), show(&want), "cut at {cut}");
     }
+}
+
+/// Words whose pieces become overlapping rules: one rule's match inside
+/// another's, a later-listed rule starting earlier, case folds (`ß`, `ﬀ`,
+/// `Σ`/`ς`), non-ASCII pieces.
+const WORDS: &[&str] = &[
+    "password",
+    "hello",
+    "straße",
+    "123-45-6789",
+    "abcde",
+    "λόγος",
+    "ﬀhello",
+    "ΣΑΣ",
+];
+
+/// A piece of `word`: a substring at character boundaries.
+fn piece(word: &'static str) -> impl Strategy<Value = String> {
+    let points = run::char_boundaries(word);
+    let n = points.len();
+    (0..n - 1, 1..n).prop_map(move |(a, b)| {
+        let (a, b) = if a < b {
+            (a, b)
+        } else {
+            (b, (a + 1).min(n - 1))
+        };
+        word[points[a]..points[b]].to_string()
+    })
+}
+
+/// A rule over pieces of `word`: a literal, a case-insensitive literal, an
+/// alternation of two pieces, or a piece followed by a repetition.
+fn overlap_rule(word: &'static str) -> impl Strategy<Value = Pat> {
+    prop_oneof![
+        4 => piece(word).prop_map(Pat::Literal),
+        2 => piece(word).prop_map(|p| Pat::Regex(format!("(?i){}", regex_syntax::escape(&p)))),
+        2 => (piece(word), piece(word)).prop_map(|(a, b)| Pat::Regex(format!(
+            "{}|{}",
+            regex_syntax::escape(&a),
+            regex_syntax::escape(&b)
+        ))),
+        1 => piece(word).prop_map(|p| Pat::Regex(format!("{}\\w*", regex_syntax::escape(&p)))),
+        1 => proptest::sample::select(REGEXES).prop_map(|p| Pat::Regex(p.to_string())),
+    ]
+}
+
+/// Two to four rules over pieces of one word (rule `i` replaced by `<i>`).
+fn overlap_rules_strategy() -> impl Strategy<Value = (&'static str, Vec<Rule>)> {
+    proptest::sample::select(WORDS).prop_flat_map(|word| {
+        let rules = proptest::collection::vec(overlap_rule(word), 2..=4).prop_map(|pats| {
+            pats.into_iter()
+                .enumerate()
+                .map(|(i, pat)| Rule {
+                    pat,
+                    repl: Repl::Text(format!("<{i}>")),
+                })
+                .collect::<Vec<_>>()
+        });
+        (Just(word), rules)
+    })
+}
+
+/// Text around `word`: the word, its pieces, its case variants and atoms.
+fn overlap_text_strategy(word: &'static str) -> impl Strategy<Value = String> {
+    let atom = prop_oneof![
+        3 => Just(word.to_string()),
+        3 => piece(word),
+        1 => Just(word.to_uppercase()),
+        3 => proptest::sample::select(ATOMS).prop_map(str::to_string),
+    ];
+    proptest::collection::vec(atom, 0..8).prop_map(|a| a.concat())
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// Rules that overlap in every way (one match inside another's, a
+    /// later-listed rule starting earlier, case folds) over texts full of
+    /// their pieces: `&str` streams equal the oracle.
+    #[test]
+    fn overlapping_rules_match_oracle(
+        (rules, text, cuts) in overlap_rules_strategy().prop_flat_map(|(word, rules)| {
+            (Just(rules), overlap_text_strategy(word), cuts_strategy())
+        })
+    ) {
+        check_str(&rules, &text, &cuts)?;
+    }
+
+    /// The same as byte streams cut anywhere, inside characters too.
+    #[test]
+    fn overlapping_rules_on_bytes_match_oracle(
+        (rules, text, cuts) in overlap_rules_strategy().prop_flat_map(|(word, rules)| {
+            (Just(rules), overlap_text_strategy(word), cuts_strategy())
+        })
+    ) {
+        check_bytes(&rules, text.as_bytes(), &cuts)?;
+    }
+
+    /// Decided before released and minimal hold-back with overlapping rules.
+    #[test]
+    fn overlapping_holdback_is_decided_and_minimal(
+        (word, rules, prefix) in overlap_rules_strategy().prop_flat_map(|(word, rules)| {
+            (Just(word), Just(rules), overlap_text_strategy(word))
+        })
+    ) {
+        let upper = word.to_uppercase();
+        check_holdback_with(&rules, &prefix, &[word, &upper])?;
+    }
+}
+
+/// Streams `text` cut at `cuts` (byte offsets) through every engine and
+/// every API that fits, and checks the output against the oracle and the
+/// output the case states.
+fn check_named(rules: &[Rule], text: &str, cuts: &[usize], expected: &str) {
+    let want = Oracle::new(rules).replace(text.as_bytes());
+    assert_eq!(show(&want), show(expected.as_bytes()), "the oracle");
+    let on_chars = cuts.iter().all(|&c| text.is_char_boundary(c));
+    for engine in ENGINES {
+        let compiled = compile_for(rules, engine);
+        assert_eq!(
+            compiled.replace_all(text),
+            expected,
+            "replace_all ({engine:?})"
+        );
+        let chunks = chunks_at(text.as_bytes(), cuts);
+        for api in Api::ALL {
+            if api.is_str() && !on_chars {
+                continue;
+            }
+            let got = run::stream(&mut compiled.replacer(), api, &chunks).unwrap();
+            assert_eq!(
+                show(&got),
+                show(&want),
+                "{api:?} ({engine:?}) cuts {cuts:?}"
+            );
+        }
+        for cut in 0..=text.len() {
+            let chunks = chunks_at(text.as_bytes(), &[cut]);
+            let got = run::stream(&mut compiled.replacer(), Api::Bytes, &chunks).unwrap();
+            assert_eq!(show(&got), show(&want), "({engine:?}) cut at {cut}");
+        }
+    }
+}
+
+fn numbered_rules(pats: &[Pat]) -> Vec<Rule> {
+    pats.iter()
+        .enumerate()
+        .map(|(i, pat)| Rule {
+            pat: pat.clone(),
+            repl: Repl::Text(format!("<{i}>")),
+        })
+        .collect()
+}
+
+fn lit(s: &str) -> Pat {
+    Pat::Literal(s.to_string())
+}
+
+fn re(s: &str) -> Pat {
+    Pat::Regex(s.to_string())
+}
+
+/// The prefilter found a short needle complete near the end of a chunk and
+/// the stream jumped to it, past the start of a longer needle that the
+/// chunk end had cut off: `ell` was decided inside `hello`.
+#[test]
+fn priority_literal_inside_earlier_later_listed_literal() {
+    let rules = numbered_rules(&[lit("ell"), lit("hello")]);
+    check_named(&rules, "ﬀhello</think>", &[7, 16], "ﬀ<1></think>");
+}
+
+/// The same hole with a case-insensitive rule whose match starts earlier
+/// than the alternation listed after it.
+#[test]
+fn priority_case_folded_literal_before_alternation() {
+    let rules = numbered_rules(&[re("(?i)straße"), re("ab|a")]);
+    check_named(
+        &rules,
+        " world</think>straße12",
+        &[0, 5, 20],
+        " world</think><0>12",
+    );
+}
+
+/// The same hole with three rules, the third starting before the first.
+#[test]
+fn priority_later_rule_starting_earlier_among_three() {
+    let rules = numbered_rules(&[lit("b"), re(r"\x{1F600}"), lit("abc")]);
+    let text = "λόγος345\u{301}-abc\u{301}٣";
+    let expected = "λόγος345\u{301}-<2>\u{301}٣";
+    check_named(&rules, text, &[4, 6, 8, 18], expected);
+}
+
+/// `password` cut after `passw`: the prefilter found `ass` and skipped the
+/// `p`, replacing `ass` instead of `password`.
+#[test]
+fn priority_password_cut_before_its_end() {
+    let rules = numbered_rules(&[lit("password"), lit("ass")]);
+    check_named(&rules, "my password is", &[8], "my <0> is");
+}
+
+/// An SSN literal cut after `67` leaked whole: the prefilter jumped to the
+/// `-` of `-+\B`, past the SSN's start.
+#[test]
+fn priority_ssn_literal_not_leaked_past_a_later_needle() {
+    let rules = numbered_rules(&[lit("123-45-6789"), re(r"-+\B")]);
+    check_named(&rules, " <123-45-6789", &[11], " <<0>");
+}
+
+/// Alternations in one regex whose short branch lies inside the long one.
+#[test]
+fn priority_alternation_branches_inside_each_other() {
+    for (pat, text) in [
+        ("abc|b", "xxabc"),
+        ("abcd|bc", "xxabcd"),
+        ("c|bcd|abcde", "xxabcde"),
+    ] {
+        let rules = numbered_rules(&[re(pat)]);
+        let want = Oracle::new(&rules).replace(text.as_bytes());
+        let want = String::from_utf8(want).unwrap();
+        for cut in 0..=text.len() {
+            check_named(&rules, text, &[cut], &want);
+        }
+    }
+    let rules = numbered_rules(&[lit("bc"), lit("abcd")]);
+    check_named(&rules, "xxabcd", &[4], "xx<1>");
 }

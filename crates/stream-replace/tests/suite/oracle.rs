@@ -9,7 +9,7 @@
 
 use regex::bytes::Regex as BytesRegex;
 use regex_automata::meta;
-use stream_replace::{Captures, Error, Pattern, Replacement, Rules};
+use stream_replace::{Captures, Config, Error, Pattern, Replacement, Rules};
 
 /// A rule's pattern.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,7 +108,13 @@ pub struct Rule {
 /// shorthands `literal`, `regex`, `literal_with`, `regex_with`, and `rule`
 /// for the other combinations).
 pub fn build(rules: &[Rule]) -> Result<Rules, Error> {
+    build_with(rules, Config::new())
+}
+
+/// [`build`] with a configuration.
+pub fn build_with(rules: &[Rule], config: Config) -> Result<Rules, Error> {
     let mut b = Rules::builder();
+    b.config(config);
     for r in rules {
         match (&r.pat, &r.repl) {
             (Pat::Literal(p), Repl::Text(t)) => b.literal(p, t.as_str()),
