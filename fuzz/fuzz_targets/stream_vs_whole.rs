@@ -1,10 +1,13 @@
 //! Streaming equals whole-input replacement equals an independent oracle.
 //!
-//! A case is 1 to 3 rules (picked from patterns known to be hard for a
-//! streaming engine, or short arbitrary literals and regexes), a text made
-//! mostly from a small alphabet with multi-byte characters and sometimes
-//! invalid bytes, a list of cut points, and sometimes a small lazy DFA
-//! cache (to force cache clears mid-stream). The oracle is
+//! A case is 1 to 4 rules (picked from patterns known to be hard for a
+//! streaming engine, pieces of one word that overlap each other as
+//! prefixes, suffixes and infixes, or short arbitrary literals and
+//! regexes), an engine choice (the default, the fast paths off, or a small
+//! lazy DFA cache that forces cache clears mid-stream), and up to 16 texts
+//! made mostly from the word's pieces and a small alphabet with multi-byte
+//! characters and sometimes invalid bytes, each with its cut points. The
+//! rules are compiled once per case, which dominates its cost. The oracle is
 //! `meta::Regex::new_many` over the same patterns with each match of rule
 //! `i` replaced by `<i>`.
 
@@ -16,6 +19,10 @@ use regex_automata::meta;
 use stream_replace::{Config, ErrorKind, Pattern, Replacement, Rules};
 
 const MAX_TEXT: usize = 512;
+
+/// Texts checked per compiled rule set: compiling dominates a case, so one
+/// rule set is checked on many texts.
+const MAX_TEXTS: usize = 16;
 
 /// The smallest lazy DFA cache tried: tiny caches force cache clears and
 /// the slow path, which must stay exact.
@@ -127,27 +134,64 @@ const REGEX_ALPHABET: &[&str] = &[
     r"\x{FF}",
 ];
 
+/// Words whose pieces become rules that overlap: a prefix, suffix or
+/// infix of another rule, a later-listed rule starting earlier, case folds.
+const WORDS: &[&str] = &[
+    "password",
+    "hello",
+    "straße",
+    "STRASSE",
+    "123-45-6789",
+    "abcde",
+    "λόγος",
+    "ﬀhello",
+    "ΣΑΣ",
+    "<think>",
+    "ann@ex.com",
+];
+
 #[derive(Debug)]
 struct Rule {
     pattern: String,
     literal: bool,
 }
 
+/// Which engine paths a case runs on.
+#[derive(Clone, Copy, Debug)]
+enum Engine {
+    /// The default configuration.
+    Default,
+    /// The fast paths off: every byte through the general thread loop.
+    General,
+    /// A small lazy DFA cache, which forces cache clears mid-stream and the
+    /// NFA fallback.
+    Cache(usize),
+}
+
+/// One text and where it is cut.
+struct Text {
+    bytes: Vec<u8>,
+    cuts: Vec<usize>,
+}
+
+/// A rule set, compiled once, and many texts streamed through it.
 struct Case {
     rules: Vec<Rule>,
-    text: Vec<u8>,
-    cuts: Vec<usize>,
-    cache_capacity: Option<usize>,
+    engine: Engine,
+    texts: Vec<Text>,
 }
 
 impl std::fmt::Debug for Case {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let texts: Vec<_> = self
+            .texts
+            .iter()
+            .map(|t| (String::from_utf8_lossy(&t.bytes), &t.cuts))
+            .collect();
         f.debug_struct("Case")
             .field("rules", &self.rules)
-            .field("text", &String::from_utf8_lossy(&self.text))
-            .field("text_bytes", &self.text)
-            .field("cuts", &self.cuts)
-            .field("cache_capacity", &self.cache_capacity)
+            .field("engine", &self.engine)
+            .field("texts", &texts)
             .finish()
     }
 }
@@ -161,60 +205,101 @@ fn pieces(u: &mut Unstructured<'_>, alphabet: &[&str], max: usize) -> Result<Str
     Ok(s)
 }
 
+/// A non-empty substring of `word` at character boundaries.
+fn piece(u: &mut Unstructured<'_>, word: &str) -> Result<String> {
+    let points: Vec<usize> = (0..=word.len()).filter(|&i| word.is_char_boundary(i)).collect();
+    let a = u.int_in_range(0..=points.len() - 2)?;
+    let b = u.int_in_range(a + 1..=points.len() - 1)?;
+    Ok(word[points[a]..points[b]].to_string())
+}
+
+fn rule(u: &mut Unstructured<'_>, word: &str) -> Result<Rule> {
+    let regex = |pattern: String| Rule {
+        pattern,
+        literal: false,
+    };
+    Ok(match u.int_in_range(0..=13)? {
+        0..=4 => regex(u.choose(TRICKY)?.to_string()),
+        5 => Rule {
+            pattern: pieces(u, ALPHABET, 3)?,
+            literal: true,
+        },
+        6 => regex(pieces(u, REGEX_ALPHABET, 6)?),
+        7 => Rule {
+            pattern: String::arbitrary(u)?.chars().take(8).collect(),
+            literal: u.arbitrary()?,
+        },
+        8 => regex(format!("{}{}", u.choose(TRICKY)?, u.choose(TRICKY)?)),
+        9 | 10 => Rule {
+            pattern: piece(u, word)?,
+            literal: true,
+        },
+        11 => regex(format!("(?i){}", regex_syntax::escape(&piece(u, word)?))),
+        12 => regex(format!(
+            "{}|{}",
+            regex_syntax::escape(&piece(u, word)?),
+            regex_syntax::escape(&piece(u, word)?)
+        )),
+        _ => regex(format!(
+            "{}{}",
+            regex_syntax::escape(&piece(u, word)?),
+            u.choose(&[r"\w*", r"\b", "+", "[a-z]{0,3}", r"\d+", "$"])?
+        )),
+    })
+}
+
+fn text(u: &mut Unstructured<'_>, word: &str) -> Result<Text> {
+    let mut bytes = Vec::new();
+    for _ in 0..u.int_in_range(0..=24)? {
+        match u.int_in_range(0..=15)? {
+            0 => bytes.push(u.arbitrary::<u8>()?),
+            1..=3 => bytes.extend_from_slice(word.as_bytes()),
+            4..=6 => bytes.extend_from_slice(piece(u, word)?.as_bytes()),
+            7 => bytes.extend_from_slice(word.to_uppercase().as_bytes()),
+            _ => bytes.extend_from_slice(u.choose(ALPHABET)?.as_bytes()),
+        }
+    }
+    let mut cuts = Vec::new();
+    for _ in 0..u.int_in_range(0..=8)? {
+        cuts.push(u.int_in_range(0..=bytes.len())?);
+    }
+    if u.ratio(1, 4)? {
+        // Every byte its own chunk.
+        cuts.extend(0..=bytes.len());
+    }
+    cuts.sort_unstable();
+    Ok(Text { bytes, cuts })
+}
+
 impl<'a> Arbitrary<'a> for Case {
     fn arbitrary(u: &mut Unstructured<'a>) -> Result<Case> {
-        let mut rules = Vec::new();
-        for _ in 0..u.int_in_range(1..=3)? {
-            let rule = match u.int_in_range(0..=9)? {
-                0..=5 => Rule {
-                    pattern: u.choose(TRICKY)?.to_string(),
-                    literal: false,
-                },
-                6 => Rule {
-                    pattern: pieces(u, ALPHABET, 3)?,
-                    literal: true,
-                },
-                7 => Rule {
-                    pattern: pieces(u, REGEX_ALPHABET, 6)?,
-                    literal: false,
-                },
-                8 => Rule {
-                    pattern: String::arbitrary(u)?.chars().take(8).collect(),
-                    literal: u.arbitrary()?,
-                },
-                _ => Rule {
-                    pattern: format!("{}{}", u.choose(TRICKY)?, u.choose(TRICKY)?),
-                    literal: false,
-                },
-            };
-            rules.push(rule);
-        }
-        let mut text = Vec::new();
-        for _ in 0..u.int_in_range(0..=48)? {
-            if u.ratio(1, 12)? {
-                text.push(u.arbitrary::<u8>()?);
+        let word = if u.ratio(3, 4)? {
+            u.choose(WORDS)?.to_string()
+        } else {
+            let w = pieces(u, ALPHABET, 4)?;
+            if w.is_empty() {
+                "ab".to_string()
             } else {
-                text.extend_from_slice(u.choose(ALPHABET)?.as_bytes());
+                w
             }
+        };
+        let mut rules = Vec::new();
+        for _ in 0..u.int_in_range(1..=4)? {
+            rules.push(rule(u, &word)?);
         }
-        let mut cuts = Vec::new();
-        for _ in 0..u.int_in_range(0..=8)? {
-            cuts.push(u.int_in_range(0..=text.len())?);
+        let engine = match u.int_in_range(0..=5)? {
+            0..=2 => Engine::Default,
+            3 | 4 => Engine::General,
+            _ => Engine::Cache(*u.choose(&[MIN_CACHE, 1 << 10, 1 << 16])?),
+        };
+        let mut texts = Vec::new();
+        for _ in 0..u.int_in_range(1..=MAX_TEXTS)? {
+            texts.push(text(u, &word)?);
         }
-        if u.ratio(1, 4)? {
-            // Every byte its own chunk.
-            cuts.extend(0..=text.len());
-        }
-        cuts.sort_unstable();
         Ok(Case {
             rules,
-            text,
-            cuts,
-            cache_capacity: if u.ratio(1, 4)? {
-                Some(*u.choose(&[MIN_CACHE, 1 << 10, 1 << 16])?)
-            } else {
-                None
-            },
+            engine,
+            texts,
         })
     }
 }
@@ -255,7 +340,7 @@ fn show(bytes: &[u8]) -> String {
 }
 
 fuzz_target!(|case: Case| {
-    if case.text.len() > MAX_TEXT {
+    if case.texts.iter().any(|t| t.bytes.len() > MAX_TEXT) {
         return;
     }
     let rules: Vec<&Rule> = case
@@ -280,11 +365,11 @@ fuzz_target!(|case: Case| {
         return;
     };
 
-    let mut config = Config::new();
-    if let Some(n) = case.cache_capacity {
-        // Small caches force lazy DFA cache clears mid-stream.
-        config = config.cache_capacity(n);
-    }
+    let config = match case.engine {
+        Engine::Default => Config::new(),
+        Engine::General => Config::new().fast_paths(false),
+        Engine::Cache(n) => Config::new().cache_capacity(n),
+    };
     let mut builder = Rules::builder();
     for (i, r) in rules.iter().enumerate() {
         let pattern = if r.literal {
@@ -299,19 +384,35 @@ fuzz_target!(|case: Case| {
         Err(e) if *e.kind() == ErrorKind::TooBig => return,
         Err(e) => panic!("the oracle compiles {sources:?} but the rules do not: {e}"),
     };
+    let mut r = compiled.replacer();
+    for t in &case.texts {
+        check(&compiled, &mut r, &re, &sources, case.engine, t);
+    }
+});
 
-    let want = oracle(&re, &case.text);
-    let whole = compiled.replace_all_bytes(&case.text);
+/// Checks one text: `replace_all_bytes`, a byte stream cut at the text's
+/// cuts, the same replacer after a reset fed 1-byte chunks, and `&str`
+/// streams and `replace_all` where the text is UTF-8. `r` is reused across
+/// texts, as a gateway reuses a stream after `flush`.
+fn check(
+    compiled: &Rules,
+    r: &mut stream_replace::Replacer,
+    re: &meta::Regex,
+    sources: &[String],
+    engine: Engine,
+    t: &Text,
+) {
+    let want = oracle(re, &t.bytes);
+    let whole = compiled.replace_all_bytes(&t.bytes);
     assert!(
         whole == want,
         "replace_all_bytes differs from the oracle\n rules: {sources:?}\n  text: {}\n   got: {}\n  want: {}",
-        show(&case.text),
+        show(&t.bytes),
         show(&whole),
         show(&want),
     );
 
-    let chunks = split(&case.text, &case.cuts);
-    let mut r = compiled.replacer();
+    let chunks = split(&t.bytes, &t.cuts);
     let mut got = Vec::new();
     for chunk in &chunks {
         r.feed_bytes_into(chunk, &mut got)
@@ -320,36 +421,36 @@ fuzz_target!(|case: Case| {
     r.flush_bytes_into(&mut got).expect("stream ok");
     assert!(
         got == want,
-        "byte stream differs from the oracle\n rules: {sources:?}\n  text: {}\nchunks: {:?}\n   got: {}\n  want: {}",
-        show(&case.text),
+        "byte stream differs from the oracle ({engine:?})\n rules: {sources:?}\n  text: {}\nchunks: {:?}\n   got: {}\n  want: {}",
+        show(&t.bytes),
         chunks.iter().map(|c| show(c)).collect::<Vec<_>>(),
         show(&got),
         show(&want),
     );
 
-    // The same replacer after a flush, then after a reset mid-stream, must
-    // behave as a fresh one.
-    let half = &case.text[..case.text.len() / 2];
-    r.feed_bytes(half).expect("far under the held limit");
+    // The same replacer after a reset mid-stream must behave as a fresh
+    // one.
+    let half = &t.bytes[..t.bytes.len() / 2];
+    let _ = r.feed_bytes(half).expect("far under the held limit");
     r.reset();
     let mut again = Vec::new();
-    for b in case.text.chunks(1) {
+    for b in t.bytes.chunks(1) {
         r.feed_bytes_into(b, &mut again)
             .expect("far under the held limit");
     }
     r.flush_bytes_into(&mut again).expect("stream ok");
     assert!(
         again == want,
-        "byte stream after reset (1-byte chunks) differs from the oracle\n rules: {sources:?}\n  text: {}\n   got: {}\n  want: {}",
-        show(&case.text),
+        "byte stream after reset (1-byte chunks) differs from the oracle ({engine:?})\n rules: {sources:?}\n  text: {}\n   got: {}\n  want: {}",
+        show(&t.bytes),
         show(&again),
         show(&want),
     );
 
-    let Ok(text) = std::str::from_utf8(&case.text) else {
+    let Ok(text) = std::str::from_utf8(&t.bytes) else {
         return;
     };
-    let cuts: Vec<usize> = case
+    let cuts: Vec<usize> = t
         .cuts
         .iter()
         .map(|&c| {
@@ -359,7 +460,6 @@ fuzz_target!(|case: Case| {
                 .unwrap_or(0)
         })
         .collect();
-    let mut r = compiled.replacer();
     let mut got = String::new();
     let mut at = 0;
     let mut str_chunks = Vec::new();
@@ -372,8 +472,8 @@ fuzz_target!(|case: Case| {
     r.flush_into(&mut got).expect("stream ok");
     assert!(
         got.as_bytes() == want,
-        "str stream differs from the oracle\n rules: {sources:?}\n  text: {text:?}\nchunks: {str_chunks:?}\n   got: {got:?}\n  want: {}",
+        "str stream differs from the oracle ({engine:?})\n rules: {sources:?}\n  text: {text:?}\nchunks: {str_chunks:?}\n   got: {got:?}\n  want: {}",
         show(&want),
     );
     assert!(compiled.replace_all(text).as_bytes() == want);
-});
+}
