@@ -137,17 +137,18 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// An error from a running stream: the held text reached the configured
-/// limit.
+/// An error from a running stream: the held text went over the configured
+/// limit, or a panic left the stream poisoned.
 ///
-/// Under the default policy ([`HeldLimit::Fail`](crate::HeldLimit::Fail)) the
-/// held text is discarded, never emitted, and the stream stays failed until
-/// [`Replacer::reset`](crate::Replacer::reset).
+/// Either way the stream fails closed: the held text is discarded, never
+/// emitted, and every later call fails until
+/// [`Replacer::reset`](crate::Replacer::reset) (or a
+/// [`flush`](crate::Replacer::flush), which returns this error and resets).
 ///
 /// # Example
 ///
 /// ```
-/// use stream_replace::{Config, Rules};
+/// use stream_replace::{Config, Rules, StreamErrorKind};
 ///
 /// let rules = Rules::builder()
 ///     .regex(r"<think>[\s\S]*?</think>", "")
@@ -156,6 +157,7 @@ impl std::error::Error for Error {}
 /// let mut r = rules.replacer();
 /// assert_eq!(r.feed("a <think>")?, "a ");
 /// let err = r.feed("this goes on and on").unwrap_err();
+/// assert_eq!(err.kind(), StreamErrorKind::HeldLimit);
 /// assert_eq!(err.limit(), 16);
 /// assert!(r.feed("more").is_err());
 /// r.reset();
@@ -164,16 +166,77 @@ impl std::error::Error for Error {}
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StreamError {
+    kind: StreamErrorKind,
     held: usize,
     limit: usize,
 }
 
+/// What stopped a stream: the kind of a [`StreamError`].
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{Config, Rules, StreamErrorKind};
+///
+/// let rules = Rules::builder()
+///     .literal("password", "***")
+///     .config(Config::new().max_held(4))
+///     .build()?;
+/// let err = rules.replacer().feed("passwo").unwrap_err();
+/// assert_eq!(err.kind(), StreamErrorKind::HeldLimit);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamErrorKind {
+    /// More than [`Config::max_held`](crate::Config::max_held) bytes were
+    /// held under [`HeldLimit::Fail`](crate::HeldLimit::Fail).
+    HeldLimit,
+    /// A panic (in a replacement closure, say) unwound out of an earlier
+    /// call on this stream, leaving it in an unknown state. As a
+    /// `std::sync::Mutex` is poisoned, the stream refuses every later call
+    /// until it is reset, and nothing it held when the panic struck is
+    /// released.
+    Poisoned,
+}
+
 impl StreamError {
     pub(crate) fn new(held: usize, limit: usize) -> StreamError {
-        StreamError { held, limit }
+        StreamError {
+            kind: StreamErrorKind::HeldLimit,
+            held,
+            limit,
+        }
     }
 
-    /// How many bytes were held when the limit was exceeded.
+    pub(crate) fn poisoned(held: usize, limit: usize) -> StreamError {
+        StreamError {
+            kind: StreamErrorKind::Poisoned,
+            held,
+            limit,
+        }
+    }
+
+    /// What stopped the stream.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, Rules, StreamErrorKind};
+    ///
+    /// let rules = Rules::builder()
+    ///     .literal("password", "***")
+    ///     .config(Config::new().max_held(4))
+    ///     .build()?;
+    /// let err = rules.replacer().feed("passwo").unwrap_err();
+    /// assert_eq!(err.kind(), StreamErrorKind::HeldLimit);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn kind(&self) -> StreamErrorKind {
+        self.kind
+    }
+
+    /// How many bytes were held (and discarded) when the stream stopped.
     ///
     /// # Example
     ///
@@ -214,11 +277,20 @@ impl StreamError {
 
 impl fmt::Display for StreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "stream stopped: {} bytes held, more than the limit of {}; the held text was discarded",
-            self.held, self.limit
-        )
+        match self.kind {
+            StreamErrorKind::HeldLimit => write!(
+                f,
+                "stream stopped: {} bytes held, more than the limit of {} (Config::max_held); \
+                 the held text was discarded",
+                self.held, self.limit
+            ),
+            StreamErrorKind::Poisoned => write!(
+                f,
+                "stream poisoned: a panic unwound out of an earlier call; the {} bytes it held \
+                 were discarded; reset the replacer to start a new stream",
+                self.held
+            ),
+        }
     }
 }
 

@@ -85,7 +85,7 @@ pub use crate::adapter::io::{ReplaceReader, ReplaceWriter};
 pub use crate::adapter::iter::{wrap, wrap_bytes, Wrap, WrapBytes};
 #[cfg(feature = "stream")]
 pub use crate::adapter::stream::{wrap_stream, wrap_stream_bytes, WrapStream, WrapStreamBytes};
-pub use crate::error::{Error, ErrorKind, StreamError};
+pub use crate::error::{Error, ErrorKind, StreamError, StreamErrorKind};
 pub use crate::replacement::{Captures, Match, Replacement};
 pub use crate::replacer::Replacer;
 pub use crate::rules::{Config, HeldLimit, Pattern, Rules, RulesBuilder};

@@ -51,6 +51,9 @@ pub struct Replacer {
     rules: Rules,
     stream: Stream,
     failed: Option<StreamError>,
+    /// Set while a call runs: still set on entry means a panic unwound out
+    /// of the last call, and the stream is poisoned.
+    busy: bool,
     /// Reused output buffer of the `&str` methods.
     text_out: Vec<u8>,
 }
@@ -62,6 +65,7 @@ impl Replacer {
             rules,
             stream,
             failed: None,
+            busy: false,
             text_out: Vec::new(),
         }
     }
@@ -167,9 +171,13 @@ impl Replacer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn feed_into(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
+        self.enter()?;
+        let result = self.feed_str_chunk(chunk, out);
+        self.busy = false;
+        result
+    }
+
+    fn feed_str_chunk(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
         let mut rest = chunk;
         let mut segment = SEGMENT;
         while !rest.is_empty() {
@@ -207,17 +215,20 @@ impl Replacer {
                 }
                 n
             };
-            segment = segment.saturating_mul(2);
+            segment = (segment * 2).min(MAX_SEGMENT);
             let (now, later) = rest.split_at(n);
             self.feed_str(now, out);
             rest = later;
+            // Checked after every segment, so a huge chunk cannot make the
+            // stream hold more than the limit plus one segment.
+            let mut bytes = Vec::new();
+            let result = self.check_held(&mut bytes);
+            if !bytes.is_empty() {
+                out.push_str(&String::from_utf8_lossy(&bytes));
+            }
+            result?;
         }
-        let mut bytes = Vec::new();
-        let result = self.check_held(&mut bytes);
-        if !bytes.is_empty() {
-            out.push_str(&String::from_utf8_lossy(&bytes));
-        }
-        result
+        Ok(())
     }
 
     /// Feeds bytes, cut anywhere, and returns the bytes now safe to emit.
@@ -382,12 +393,35 @@ impl Replacer {
     pub fn reset(&mut self) {
         self.stream.reset();
         self.failed = None;
+        self.busy = false;
     }
 
-    fn feed_raw(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
+    /// Starts a call: refuses it when the stream failed or was poisoned by a
+    /// panic in the last call (then what it held is dropped, never
+    /// released), and marks the stream busy until the call returns.
+    fn enter(&mut self) -> Result<(), StreamError> {
+        if self.busy {
+            self.busy = false;
+            let e =
+                StreamError::poisoned(self.stream.held(), self.rules.inner.config.get_max_held());
+            self.stream.reset();
+            self.failed = Some(e);
+        }
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
+        self.busy = true;
+        Ok(())
+    }
+
+    fn feed_raw(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
+        self.enter()?;
+        let result = self.feed_byte_chunk(chunk, out);
+        self.busy = false;
+        result
+    }
+
+    fn feed_byte_chunk(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
         let mut rest = chunk;
         let mut segment = SEGMENT;
         while !rest.is_empty() {
@@ -398,11 +432,13 @@ impl Replacer {
                 break;
             }
             let (now, later) = busy.split_at(segment.min(busy.len()));
-            segment = segment.saturating_mul(2);
+            segment = (segment * 2).min(MAX_SEGMENT);
             self.feed_engine(now, false, out);
             rest = later;
+            // As in `feed_str_chunk`: the limit holds inside a feed.
+            self.check_held(out)?;
         }
-        self.check_held(out)
+        Ok(())
     }
 
     /// Feeds bytes to the engine (after `idle_prefix` found where a match
@@ -440,7 +476,7 @@ impl Replacer {
         })
     }
 
-    /// Applies the held-limit policy, once per feed.
+    /// Applies the held-limit policy, after each segment of a feed.
     fn check_held(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
         let limit = self.rules.inner.config.get_max_held();
         let held = self.stream.held();
@@ -462,7 +498,9 @@ impl Replacer {
     }
 
     fn flush_raw(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
-        if let Some(e) = self.failed.take() {
+        if let Err(e) = self.enter() {
+            // Ends the failed stream: the next call starts a new one.
+            self.failed = None;
             self.stream.reset();
             return Err(e);
         }
@@ -471,6 +509,7 @@ impl Replacer {
             out,
         };
         self.stream.finish(&self.rules.inner.program, &mut sink);
+        self.busy = false;
         Ok(())
     }
 
@@ -516,6 +555,10 @@ const SHORT: usize = 16;
 /// segments double while the stream stays busy, so the per-segment cost is
 /// amortised, and the stream goes back to scanning in place once idle.
 const SEGMENT: usize = 256;
+
+/// The largest segment: the held-limit policy is applied after each one,
+/// so a stream never holds more than `Config::max_held` plus this.
+const MAX_SEGMENT: usize = 64 << 10;
 
 impl Clone for Replacer {
     /// A fresh stream over the same rules (the state of this stream is not

@@ -610,7 +610,7 @@ impl Stream {
 
     /// Bytes received but not yet released.
     pub(crate) fn held(&self) -> usize {
-        self.base + self.buf.len() - self.emitted
+        (self.base + self.buf.len()).saturating_sub(self.emitted)
     }
 
     /// The total number of bytes fed so far.

@@ -203,3 +203,83 @@ fn stream_state_outside_buffers_and_dfa_cache_is_under_1_kib() {
         "a Replacer holds {own} bytes besides its DFA cache"
     );
 }
+
+/// One huge feed inside an unclosed `<think>`: the limit is applied after
+/// every segment of the feed, not once at its end, so the stream stops
+/// with little more than the limit held, whatever the chunk's size.
+#[test]
+fn held_limit_applies_inside_one_feed() {
+    let limit = 1 << 10;
+    let rules = think_rules(limit, HeldLimit::Fail);
+    let chunk = format!("a <think>{}", "x".repeat(4 << 20));
+    for api in ["str", "bytes"] {
+        let mut r = rules.replacer();
+        let e = match api {
+            "str" => r.feed(&chunk).unwrap_err(),
+            _ => r.feed_bytes(chunk.as_bytes()).unwrap_err(),
+        };
+        assert_eq!(e.kind(), stream_replace::StreamErrorKind::HeldLimit);
+        assert!(e.held() > limit, "{api}: {e}");
+        assert!(
+            e.held() <= limit + (64 << 10) + 256,
+            "{api}: {} bytes held before the limit applied",
+            e.held()
+        );
+        assert_eq!(r.held(), 0, "{api}: the held text is discarded");
+    }
+}
+
+/// The fuzz-found shape of a validator bug: a replacement closure that
+/// panics on one value. A caller that catches the panic (as async runtimes
+/// and web frameworks do) and feeds on must get errors, never the value.
+#[test]
+fn a_panic_in_a_closure_poisons_the_stream() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use stream_replace::StreamErrorKind;
+
+    let rules = Rules::builder()
+        .regex_with(r"\d{3}-\d{2}-\d{4}", |c| {
+            assert!(!c.as_str().starts_with("900"), "validator bug");
+            "[SSN]".to_string()
+        })
+        .build()
+        .unwrap();
+    for api in ["str", "str_into", "bytes", "flush"] {
+        let mut r = rules.replacer();
+        let mut shown = Vec::new();
+        let first = catch_unwind(AssertUnwindSafe(|| match api {
+            "str" => r.feed("900-12-3456 ok").map(String::into_bytes),
+            "str_into" => {
+                let mut out = String::new();
+                r.feed_into("900-12-3456 ok", &mut out)
+                    .map(|()| out.into_bytes())
+            }
+            "bytes" => r.feed_bytes(b"900-12-3456 ok"),
+            _ => {
+                let mut out = r.feed("x 900-12-3456").unwrap().into_bytes();
+                out.extend(r.flush().unwrap().into_bytes());
+                Ok(out)
+            }
+        }));
+        assert!(first.is_err(), "{api}: the closure panics");
+        let e = r.feed("; next 123-45-6789 end").unwrap_err();
+        assert_eq!(e.kind(), StreamErrorKind::Poisoned, "{api}");
+        assert!(e.to_string().contains("poisoned"), "{e}");
+        assert_eq!(r.feed_bytes(b"more").unwrap_err(), e, "{api}");
+        let mut out = String::new();
+        assert_eq!(r.feed_into("more", &mut out).unwrap_err(), e, "{api}");
+        shown.extend(out.into_bytes());
+        assert_eq!(r.held(), 0, "{api}: what was held is dropped");
+        // `flush` reports the poisoning and ends the stream.
+        assert_eq!(r.flush().unwrap_err(), e, "{api}");
+        shown.extend(r.feed("fresh 123-45-6789").unwrap().into_bytes());
+        shown.extend(r.flush().unwrap().into_bytes());
+        let shown = String::from_utf8(shown).unwrap();
+        assert_eq!(shown, "fresh [SSN]", "{api}");
+    }
+    // `reset` also clears the poisoning.
+    let mut r = rules.replacer();
+    let _ = catch_unwind(AssertUnwindSafe(|| r.feed("900-12-3456 ")));
+    r.reset();
+    assert_eq!(r.feed("123-45-6789 ").unwrap(), "[SSN] ");
+}

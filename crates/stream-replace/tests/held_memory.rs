@@ -1,0 +1,86 @@
+//! The cap on held bytes bounds a stream's heap inside one huge feed.
+//!
+//! Its own test binary, because it counts every allocation with a global
+//! allocator.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use stream_replace::{Config, Rules, StreamErrorKind};
+
+/// Counts the bytes live on the heap and their peak.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grow(n: usize) {
+    let live = LIVE.fetch_add(n, Ordering::Relaxed) + n;
+    PEAK.fetch_max(live, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the
+// counters only observe sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        grow(layout.size());
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        grow(layout.size());
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size > layout.size() {
+            grow(new_size - layout.size());
+        } else {
+            LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+        }
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// A 64 MB feed inside an unclosed `<think>` with the default 1 MiB cap:
+/// the stream fails closed as soon as the cap is passed, and its heap
+/// (beyond the input itself) stays under 8 MiB. Before the cap applied
+/// inside a feed, the stream copied the whole chunk and more.
+#[test]
+fn a_64_mb_feed_stays_within_the_cap() {
+    let rules = Rules::builder()
+        .regex(r"<think>[\s\S]*?</think>", "")
+        .regex(r"[\w.+-]+@[\w-]+\.\w+", "[EMAIL]")
+        .config(Config::new().max_held(1 << 20))
+        .build()
+        .unwrap();
+    let chunk = format!("hi <think>{}", "reasoning goes on ".repeat(64 << 20 >> 4));
+    assert!(chunk.len() >= 64 << 20);
+    for bytes in [false, true] {
+        let mut r = rules.replacer();
+        let before = LIVE.load(Ordering::Relaxed);
+        PEAK.store(before, Ordering::Relaxed);
+        let err = if bytes {
+            r.feed_bytes(chunk.as_bytes()).unwrap_err()
+        } else {
+            r.feed(&chunk).unwrap_err()
+        };
+        let peak = PEAK.load(Ordering::Relaxed) - before;
+        eprintln!("bytes = {bytes}: peak heap during the feed {peak} bytes; {err}");
+        assert_eq!(err.kind(), StreamErrorKind::HeldLimit);
+        assert!(err.held() <= (1 << 20) + (64 << 10) + 256, "{err}");
+        assert!(
+            peak < 8 << 20,
+            "bytes = {bytes}: the feed peaked at {peak} bytes of heap"
+        );
+        drop(r);
+    }
+}
