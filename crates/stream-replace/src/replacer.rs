@@ -221,12 +221,9 @@ impl Replacer {
             rest = later;
             // Checked after every segment, so a huge chunk cannot make the
             // stream hold more than the limit plus one segment.
-            let mut bytes = Vec::new();
-            let result = self.check_held(&mut bytes);
-            if !bytes.is_empty() {
-                out.push_str(&String::from_utf8_lossy(&bytes));
+            if self.stream.held() > self.rules.inner.config.get_max_held() {
+                self.with_string(out, |r, bytes| r.check_held(bytes, true))?;
             }
-            result?;
         }
         Ok(())
     }
@@ -436,7 +433,7 @@ impl Replacer {
             self.feed_engine(now, false, out);
             rest = later;
             // As in `feed_str_chunk`: the limit holds inside a feed.
-            self.check_held(out)?;
+            self.check_held(out, false)?;
         }
         Ok(())
     }
@@ -476,8 +473,9 @@ impl Replacer {
         })
     }
 
-    /// Applies the held-limit policy, after each segment of a feed.
-    fn check_held(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
+    /// Applies the held-limit policy, after each segment of a feed. With
+    /// `whole_chars`, what it releases ends at a character boundary.
+    fn check_held(&mut self, out: &mut Vec<u8>, whole_chars: bool) -> Result<(), StreamError> {
         let limit = self.rules.inner.config.get_max_held();
         let held = self.stream.held();
         if held > limit {
@@ -489,8 +487,16 @@ impl Replacer {
                     return Err(e);
                 }
                 HeldLimit::Replace(text) => {
-                    self.stream.discard_held();
-                    out.extend_from_slice(text.as_bytes());
+                    let mut sink = Out {
+                        rules: &self.rules,
+                        out,
+                    };
+                    self.stream.suppress_pending(
+                        &self.rules.inner.program,
+                        text.as_bytes(),
+                        whole_chars,
+                        &mut sink,
+                    );
                 }
             }
         }

@@ -125,8 +125,8 @@ impl Pattern {
 ///     .build()?;
 /// let mut r = rules.replacer();
 /// let mut out = r.feed("a <think>")?;
-/// out += &r.feed("long thoughts")?;
-/// out += &r.feed(" b")?;
+/// out += &r.feed("long thoughts")?; // held past the limit: cut
+/// out += &r.feed(" and more</think> b")?; // dropped up to the block's end
 /// out += &r.flush()?;
 /// assert_eq!(out, "a [cut] b");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -140,9 +140,19 @@ pub enum HeldLimit {
     /// [`Replacer::reset`](crate::Replacer::reset).
     #[default]
     Fail,
-    /// Emit this text in place of everything held, then go on as if the
-    /// stream started afresh after it. The output then differs from
-    /// [`Rules::replace_all`], but nothing held is leaked.
+    /// Emit this text in place of everything held, and keep dropping the
+    /// text of the pending match (the earliest one still possible) until
+    /// it is decided or can no longer match; then go on as usual. The
+    /// output then differs from [`Rules::replace_all`], but nothing a rule
+    /// covers is released: with `<think>[\s\S]*?</think>` removed and a
+    /// 5 MB unclosed `<think>` block, `hello <think>…</think> bye` gives
+    /// `hello [cut] bye`, not the block's tail.
+    ///
+    /// While dropping, the pending match is followed on the slower NFA
+    /// (its text is not kept for a replay). A greedy match that could
+    /// still grow after a first end keeps the text after that end; if that
+    /// passes the limit too, it is dropped as well, up to where the match
+    /// can no longer grow (for `[\s\S]*`, the end of the input).
     Replace(String),
 }
 
@@ -239,7 +249,7 @@ impl Config {
     ///     .build()?;
     /// let mut r = rules.replacer();
     /// assert_eq!(r.feed("passwor")?, "[?]");
-    /// assert_eq!(r.feed("d!")?, "d!"); // a fresh start after the cut
+    /// assert_eq!(r.feed("d!")?, "!"); // the rest of the cut match is dropped
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn on_held_limit(mut self, policy: HeldLimit) -> Config {

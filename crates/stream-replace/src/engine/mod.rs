@@ -466,6 +466,16 @@ pub(crate) struct Stream {
     /// The end of the last such replay: only a thread started there or
     /// later is stepped alone, so no byte is replayed twice.
     replayed_to: usize,
+    /// Set after the held limit was hit under a replacing policy: the start
+    /// of the pending candidate whose text is being dropped. Only that
+    /// candidate's thread runs (on the NFA, which needs no replay), and
+    /// its text is dropped as it is scanned, until its match is decided or
+    /// it dies; then the stream goes on from there.
+    suppress: Option<usize>,
+    /// Set when the limit was hit again while a suppressed candidate had a
+    /// match and might grow it: the text after that match was dropped, so
+    /// the suppression ends where the candidate stops, not at its match.
+    suppress_tail: bool,
     mode: Mode,
     scratch: Option<Box<nfa::Scratch>>,
     /// `Future` of DFA states seen at the end of a feed.
@@ -586,6 +596,8 @@ impl Stream {
             last_end: None,
             suspended: None,
             replayed_to: 0,
+            suppress: None,
+            suppress_tail: false,
             mode: Mode::Dfa,
             scratch: None,
             futures: Futures::default(),
@@ -605,6 +617,8 @@ impl Stream {
         self.last_end = None;
         self.suspended = None;
         self.replayed_to = 0;
+        self.suppress = None;
+        self.suppress_tail = false;
         self.mode = Mode::Dfa;
     }
 
@@ -635,8 +649,23 @@ impl Stream {
             return;
         }
         extend_small(&mut self.buf, chunk);
+        self.advance(prog, whole_chars, sink);
+    }
+
+    /// Steps what was fed and releases what is decided.
+    #[inline(always)]
+    fn advance(&mut self, prog: &Program, whole_chars: bool, sink: &mut impl Sink) {
         if !self.run_quick(prog) {
             self.run(prog, false, sink);
+        }
+        if self.suppress.is_some() {
+            // Drop what is scanned, except after a recorded match, which
+            // the thread may not extend (the text after it is then
+            // scanned again).
+            let upto = self.best.map_or(self.pos, |b| b.end.min(self.pos));
+            self.release(upto, sink);
+            self.compact();
+            return;
         }
         let mut safe = self.pos;
         if let Some(t) = self.threads.first() {
@@ -728,8 +757,72 @@ impl Stream {
         self.pos = end;
         self.last_end = None;
         self.suspended = None;
+        self.suppress = None;
+        self.suppress_tail = false;
         self.mode = Mode::Dfa;
         self.compact();
+    }
+
+    /// Applies a replacing held-limit policy: drops the held text and keeps
+    /// dropping the pending candidate's text until its match is decided or
+    /// it can no longer match, so nothing a rule covers is released.
+    /// `text` is released in place of the held text when this starts a
+    /// suppression; when one is already running, the text it holds is
+    /// dropped too, with no second `text`.
+    pub(crate) fn suppress_pending(
+        &mut self,
+        prog: &Program,
+        text: &[u8],
+        whole_chars: bool,
+        sink: &mut impl Sink,
+    ) {
+        if self.suppress.is_some() {
+            // A greedy match that keeps growing after its first end: the
+            // text held after that end goes too, and so does the rest of
+            // the candidate.
+            let upto = self.pos;
+            self.suppress_tail = true;
+            self.release(upto, sink);
+            self.compact();
+            return;
+        }
+        let earliest = [
+            self.threads.first().map(|t| t.start),
+            self.nthreads.first().map(|t| t.start),
+            self.best.map(|b| b.start),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(start) = earliest else {
+            self.discard_held();
+            sink.text(text);
+            return;
+        };
+        // The candidate is followed on the NFA from its start: the DFA may
+        // need a replay later (a quit byte, a cache clear), which the
+        // dropped text would no longer allow. `emitted` is at or before
+        // `start`, so the bytes are still there.
+        self.release(start, sink);
+        sink.text(text);
+        let until = self.pos;
+        self.enter_nfa(start, until);
+        self.suppress = Some(start);
+        self.advance(prog, whole_chars, sink);
+    }
+
+    /// Ends a suppression at `p`: what comes before is dropped, and the
+    /// stream goes on from the next character boundary.
+    fn end_suppress(&mut self, mut p: usize) {
+        let end = self.offset();
+        p = p.max(self.emitted);
+        while p < end && is_continuation(self.buf[p - self.base]) {
+            p += 1;
+        }
+        self.emitted = p;
+        self.pos = p;
+        self.suppress = None;
+        self.suppress_tail = false;
     }
 
     /// With nothing held, scans `chunk` where it is and records as released
@@ -778,7 +871,9 @@ impl Stream {
 
     fn release(&mut self, upto: usize, sink: &mut impl Sink) {
         if upto > self.emitted {
-            sink.text(&self.buf[self.emitted - self.base..upto - self.base]);
+            if self.suppress.is_none() {
+                sink.text(&self.buf[self.emitted - self.base..upto - self.base]);
+            }
             self.emitted = upto;
         }
     }
@@ -807,6 +902,19 @@ impl Stream {
 
     fn decide(&mut self, best: Best, rules_sink: &mut impl Sink) {
         debug_assert!(self.threads.is_empty() && self.nthreads.is_empty());
+        if self.suppress.is_some() {
+            // The suppressed candidate's match: its text and replacement
+            // are dropped (the policy's text stands for them).
+            self.last_end = Some(best.end);
+            let end = if self.suppress_tail {
+                // `pos` is where the candidate stopped.
+                best.end.max(self.pos)
+            } else {
+                best.end
+            };
+            self.end_suppress(end);
+            return;
+        }
         self.release(best.start, rules_sink);
         rules_sink.matched(
             &self.buf,
@@ -1156,6 +1264,11 @@ impl Stream {
                 self.replay(r);
                 return Ok(true);
             }
+            if self.suppress.is_some() {
+                // The suppressed candidate can no longer match.
+                self.end_suppress(p);
+                return Ok(true);
+            }
         }
         Ok(false)
     }
@@ -1391,6 +1504,7 @@ impl Stream {
                 scratch.give_set(t.targets);
             }
             if self.best.is_none()
+                && self.suppress.is_none_or(|s| s == p)
                 && !is_continuation(b)
                 && (!prog.fast || prog.may_start(self.look_behind(p), b))
             {
@@ -1420,7 +1534,13 @@ impl Stream {
             self.pos = p + 1;
             if self.nthreads.is_empty() {
                 if let Some(best) = self.best.take() {
+                    // Where the last thread stopped, for a suppression that
+                    // ends there (`decide` moves on from the match's end).
+                    self.pos = p;
                     self.decide(best, sink);
+                } else if self.suppress.is_some() {
+                    // The suppressed candidate died on byte `p`.
+                    self.end_suppress(p);
                 }
             }
         };
@@ -1446,7 +1566,7 @@ impl Stream {
                 break;
             }
         }
-        if self.best.is_none() {
+        if self.best.is_none() && self.suppress.is_none() {
             closed.clear();
             scratch.close(
                 nfa,

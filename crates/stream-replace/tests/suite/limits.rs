@@ -137,11 +137,11 @@ fn replace_policy_cuts_and_goes_on() {
     assert_eq!(cut, "[cut]");
     assert_eq!(r.held(), 0);
     out += &cut;
-    // The stream starts afresh after the cut: the closing tag is plain
-    // text now, and later rules still apply.
-    out += &r.feed("</think> b <think>x</think>c secret").unwrap();
+    // The cut block is dropped up to its end, its closing tag included;
+    // then the rules apply as before.
+    out += &r.feed("more</think> b <think>x</think>c secret").unwrap();
     out += &r.flush().unwrap();
-    assert_eq!(out, "a [cut]</think> b c ***");
+    assert_eq!(out, "a [cut] b c ***");
     assert!(!out.contains("long"));
 }
 
@@ -154,13 +154,14 @@ fn replace_policy_with_empty_text_and_bytes() {
         out.extend(r.feed_bytes(chunk).unwrap());
     }
     out.extend(r.flush_bytes().unwrap());
-    assert_eq!(out, b"x y \xFF");
+    // The unclosed block is dropped up to the invalid byte, where it can
+    // no longer match.
+    assert_eq!(out, b"x\xFF");
 }
 
 #[test]
 fn replace_policy_each_time_the_limit_is_hit() {
-    // Documented: after the cut the stream starts afresh, so the rest of a
-    // cut block is plain text.
+    // The rest of a cut block is dropped too, up to its end.
     let rules = think_rules(10, HeldLimit::Replace("~".into()));
     let mut r = rules.replacer();
     let mut out = String::new();
@@ -169,9 +170,7 @@ fn replace_policy_each_time_the_limit_is_hit() {
         assert!(r.held() <= 10);
     }
     out += &r.flush().unwrap();
-    // The cut takes everything held, the character that went over the
-    // limit included.
-    assert_eq!(out, "~</think>x~");
+    assert_eq!(out, "~x~");
 }
 
 #[test]
@@ -282,4 +281,133 @@ fn a_panic_in_a_closure_poisons_the_stream() {
     let _ = catch_unwind(AssertUnwindSafe(|| r.feed("900-12-3456 ")));
     r.reset();
     assert_eq!(r.feed("123-45-6789 ").unwrap(), "[SSN] ");
+}
+
+/// Rules for the cap tests: a block to remove, a Unicode `\b` rule (which
+/// makes the lazy DFA give up on non-ASCII text, so the NFA fallback is
+/// exercised too) and a literal.
+fn cut_rules(think: &str, max_held: usize) -> Rules {
+    Rules::builder()
+        .regex(think, "")
+        .regex(r"\b\d{3}-\d{2}-\d{4}\b", "[SSN]")
+        .literal("secret", "***")
+        .config(
+            Config::new()
+                .max_held(max_held)
+                .on_held_limit(HeldLimit::Replace("[cut]".into())),
+        )
+        .build()
+        .unwrap()
+}
+
+/// `HeldLimit::Replace` never releases what a pending match covers: for
+/// every split of a short stream into up to three parts, one character
+/// at a time and as bytes cut inside characters, a block held past the
+/// limit is replaced by the policy's text once and dropped up to its end,
+/// and the rules go on after it.
+#[test]
+fn replace_policy_never_releases_a_pending_match() {
+    let input = "hello <think>PRIVATE réasoning 123-45-6789 PRIVATE</think> bye secret";
+    let want = "hello [cut] bye ***";
+    for think in [r"<think>[\s\S]*?</think>", r"<think>[\s\S]*</think>"] {
+        let rules = cut_rules(think, 8);
+        let check = |chunks: &[&[u8]]| {
+            let mut r = rules.replacer();
+            let mut out = Vec::new();
+            for c in chunks {
+                out.extend(r.feed_bytes(c).unwrap());
+                assert!(r.held() <= 8 + 64, "held {}", r.held());
+            }
+            out.extend(r.flush_bytes().unwrap());
+            // A split that puts the whole block in one segment of a feed
+            // never holds it past the limit: the rule removes it. A greedy
+            // block may grow after its first end until the input ends; held
+            // past the limit again, all of it is dropped.
+            let out = String::from_utf8_lossy(&out);
+            let greedy = !think.contains("*?");
+            assert!(
+                out == want || out == "hello  bye ***" || (greedy && out == "hello [cut]"),
+                "{think} split {:?}: {out:?}",
+                chunks
+                    .iter()
+                    .map(|c| String::from_utf8_lossy(c))
+                    .collect::<Vec<_>>()
+            );
+            out.starts_with("hello [cut]")
+        };
+        let b = input.as_bytes();
+        // In one feed the lazy block is decided within a segment; the
+        // greedy one holds the text after it, which could extend it.
+        assert_eq!(check(&[b]), think.contains('*') && !think.contains("*?"));
+        assert!(check(&b.chunks(1).collect::<Vec<_>>()));
+        for i in 0..=b.len() {
+            for j in i..=b.len() {
+                let cut = check(&[&b[..i], &b[i..j], &b[j..]]);
+                // Cut inside the block, far enough from its ends, the
+                // stream holds more than the limit.
+                if (20..40).contains(&i) {
+                    assert!(cut, "{think}: cut at {i} and {j}");
+                }
+            }
+        }
+        let mut r = rules.replacer();
+        let mut out = String::new();
+        for c in input.chars() {
+            out += &r.feed(c.encode_utf8(&mut [0; 4])).unwrap();
+        }
+        out += &r.flush().unwrap();
+        assert!(
+            out == want || out == "hello [cut]",
+            "{think}, one character at a time: {out}"
+        );
+    }
+}
+
+/// The adopter's report: a 5 MB unclosed `<think>` under
+/// `Replace("[cut]")` gave `hello [cut]` followed by megabytes of the
+/// reasoning and the closing tag. Now nothing of the block is released.
+#[test]
+fn replace_policy_drops_a_long_block_to_its_end() {
+    let rules = cut_rules(r"<think>[\s\S]*?</think>", 1 << 20);
+    let mut r = rules.replacer();
+    let mut out = r.feed("hello <think>").unwrap();
+    let piece = "the reasoning goes on, é and 中 and 123-45-6789 too. ".repeat(1000);
+    while r.offset() < 5 << 20 {
+        out += &r.feed(&piece).unwrap();
+        assert!(r.held() <= (1 << 20) + (64 << 10) + 256);
+    }
+    out += &r.feed("</think> bye").unwrap();
+    out += &r.flush().unwrap();
+    assert_eq!(out, "hello [cut] bye");
+}
+
+/// A greedy block that has matched once and may still grow: the text
+/// after its first end is held while it might be part of it. Held past the
+/// limit again, that text is dropped too, and so is the rest of the
+/// candidate, up to where it can no longer grow (for `[\s\S]*`, the end of
+/// input): never released, at the cost of text after the block.
+#[test]
+fn replace_policy_with_a_greedy_block_that_keeps_growing() {
+    let rules = cut_rules(r"<think>[\s\S]*</think>", 16);
+    for (input, want) in [
+        (
+            "a <think>0123456789</think> x 0123456789 </think> z",
+            "a [cut]",
+        ),
+        ("a <think>0123456789</think> x y", "a [cut] x y"),
+    ] {
+        let mut r = rules.replacer();
+        let mut out = String::new();
+        for c in input.chars() {
+            out += &r.feed(c.encode_utf8(&mut [0; 4])).unwrap();
+        }
+        out += &r.flush().unwrap();
+        assert_eq!(out, want);
+    }
+    // Held past the first end until a second cap: that text is dropped.
+    let mut r = rules.replacer();
+    let mut out = r.feed("a <think>0123456789</think>").unwrap();
+    out += &r.feed(" later text past the cap ").unwrap();
+    out += &r.flush().unwrap();
+    assert_eq!(out, "a [cut]");
 }
