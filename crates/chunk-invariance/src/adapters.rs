@@ -104,7 +104,7 @@ pub fn no_flush<S, O: Default>(_state: &mut S) -> O {
 ///
 /// assert_chunk_invariant(blocking(Upper), |whole: &str| whole.to_uppercase(), "abc");
 /// ```
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 pub fn blocking<'a, T, F, S>(mut stream_filter: F) -> impl FnMut(Chunks<'a, T>) -> Vec<S::Item>
 where
     T: ?Sized + Text + 'a,
@@ -116,7 +116,7 @@ where
 }
 
 /// Collects a stream on this thread, parking until a waker fires.
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 fn block_on_stream<S: futures_core::Stream>(stream: S) -> Vec<S::Item> {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;

@@ -152,17 +152,17 @@ What it cannot do:
 | [`ChunkInvarianceError`], [`Mismatch`], [`ErrorKind`] | the failure: its report (`Display`) and its parts |
 | [`Splits`] | which splits to try: `TwoPart`, `All`, `UpTo(k)`, `Random`, `Explicit`, `Cuts`, `Chain` |
 | [`two_part_splits`], [`splits_up_to`] | enumerate splits as chunk lists, whole input first |
-| [`Chunks`] | the chunks of one split, given to the stream filter (an `Iterator`, and with `async` a `Stream`) |
+| [`Chunks`] | the chunks of one split, given to the stream filter (an `Iterator`, and with `stream` a `Stream`) |
 | [`per_chunk`], [`no_flush`] | a stream filter from a per-chunk step with fresh state per stream |
 | [`Text`], [`OutputChunk`] | the input and output types the checks accept |
-| `assert_chunk_invariant_async`, `check_chunk_invariant_async`, and their `_with` forms | the checks for a filter over a `futures_core::Stream` (feature `async`) |
-| `blocking` | runs an async filter under the synchronous assertions (feature `async`) |
+| `assert_chunk_invariant_async`, `check_chunk_invariant_async`, and their `_with` forms | the checks for a filter over a `futures_core::Stream` (feature `stream`) |
+| `blocking` | runs an async filter under the synchronous assertions (feature `stream`) |
 | `strategy::split_of`, `strategy::input_and_split` | proptest strategies (feature `proptest`) |
 | [`examples`] | three redactors, a worked comparison |
 
 # Crate features
 
-* `async`: the checks for filters over a `futures_core::Stream` of chunks,
+* `stream`: the checks for filters over a `futures_core::Stream` of chunks,
   to await in an async test, and the `blocking` adapter. Adds
   `futures-core`.
 * `proptest`: the `strategy` module, strategies for
@@ -174,7 +174,7 @@ What it cannot do:
 #![warn(missing_debug_implementations)]
 
 mod adapters;
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 mod async_check;
 mod check;
 pub mod examples;
@@ -184,10 +184,10 @@ mod split;
 pub mod strategy;
 mod text;
 
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 pub use crate::adapters::blocking;
 pub use crate::adapters::{no_flush, per_chunk};
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 pub use crate::async_check::{
     assert_chunk_invariant_async, assert_chunk_invariant_async_with, check_chunk_invariant_async,
     check_chunk_invariant_async_with,

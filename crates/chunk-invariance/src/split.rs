@@ -490,7 +490,7 @@ pub(crate) fn first_difference(a: &[u8], b: &[u8]) -> usize {
 
 /// The chunks of one split, in order: what a stream filter is given.
 ///
-/// It is an [`Iterator`] of `&T` and, with the `async` feature, also a
+/// It is an [`Iterator`] of `&T` and, with the `stream` feature, also a
 /// `futures_core::Stream` that is always ready, so one filter signature
 /// serves both kinds of check.
 ///
@@ -583,7 +583,7 @@ impl<'a, T: ?Sized + Text> Iterator for Chunks<'a, T> {
 impl<T: ?Sized + Text> ExactSizeIterator for Chunks<'_, T> {}
 impl<T: ?Sized + Text> std::iter::FusedIterator for Chunks<'_, T> {}
 
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 impl<'a, T: ?Sized + Text> futures_core::Stream for Chunks<'a, T> {
     type Item = &'a T;
 

@@ -593,7 +593,7 @@ fn state_leaking_between_streams_is_caught() {
 
 // ---- async -----------------------------------------------------------
 
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 mod async_path {
     use std::future::Future;
     use std::pin::{pin, Pin};
