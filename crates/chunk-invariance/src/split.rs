@@ -214,7 +214,7 @@ impl Splits {
                     std::iter::once(Vec::new())
                         .chain(random_cuts(&input.cut_points(), *count, *seed, *max_parts))
                         .collect(),
-                    true,
+                    Origin::Random,
                 )
             }
             Splits::Explicit(lists) => {
@@ -236,6 +236,26 @@ impl Splits {
     }
 }
 
+/// Where a cut list came from, which decides how a failure on it is
+/// reported and whether it is shrunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Every split up to some number of parts, fewest first: the first
+    /// failure is already a smallest one.
+    Enumerated,
+    /// A random sample: a failure may have cuts it does not need.
+    Random,
+    /// Listed by the caller, in the caller's order.
+    Given,
+}
+
+impl Origin {
+    /// Whether a failing split of this origin may have needless cuts.
+    pub(crate) fn shrinks(self) -> bool {
+        self != Origin::Enumerated
+    }
+}
+
 /// Cut lists, generated lazily so that a large `UpTo(k)` costs no memory.
 pub(crate) enum CutLists {
     /// Every choice of at most `max_cuts` of `points`, fewest first and
@@ -246,10 +266,10 @@ pub(crate) enum CutLists {
         /// Indices into `points` of the next cut list, `None` when done.
         next: Option<Vec<usize>>,
     },
-    /// A fixed list; `generated` says whether the crate made it.
+    /// A fixed list.
     Listed {
         lists: std::vec::IntoIter<Vec<usize>>,
-        generated: bool,
+        origin: Origin,
     },
     /// Several in turn; the next one to run is last.
     Chain(Vec<CutLists>),
@@ -265,10 +285,10 @@ impl CutLists {
         }
     }
 
-    fn listed(lists: Vec<Vec<usize>>, generated: bool) -> CutLists {
+    fn listed(lists: Vec<Vec<usize>>, origin: Origin) -> CutLists {
         CutLists::Listed {
             lists: lists.into_iter(),
-            generated,
+            origin,
         }
     }
 
@@ -283,13 +303,13 @@ impl CutLists {
             .zip(1..)
             .map(|(list, number)| cuts_of(list, number))
             .collect::<Result<_, _>>()?;
-        Ok(CutLists::listed(lists, false))
+        Ok(CutLists::listed(lists, Origin::Given))
     }
 }
 
 impl Iterator for CutLists {
-    /// A cut list and whether the crate generated it.
-    type Item = (Vec<usize>, bool);
+    /// A cut list and where it came from.
+    type Item = (Vec<usize>, Origin);
 
     fn next(&mut self) -> Option<Self::Item> {
         match self {
@@ -300,9 +320,12 @@ impl Iterator for CutLists {
             } => {
                 let current = next.take()?;
                 *next = next_combination(&current, points.len(), *max_cuts);
-                Some((current.iter().map(|&i| points[i]).collect(), true))
+                Some((
+                    current.iter().map(|&i| points[i]).collect(),
+                    Origin::Enumerated,
+                ))
             }
-            CutLists::Listed { lists, generated } => lists.next().map(|l| (l, *generated)),
+            CutLists::Listed { lists, origin } => lists.next().map(|l| (l, *origin)),
             CutLists::Chain(rest) => loop {
                 let last = rest.last_mut()?;
                 if let Some(item) = last.next() {
@@ -667,7 +690,7 @@ pub fn two_part_splits<T: ?Sized + Text>(input: &T) -> SplitIter<'_, T> {
 /// ```
 pub fn splits_up_to<T: ?Sized + Text>(input: &T, max_parts: usize) -> SplitIter<'_, T> {
     let lists = if max_parts == 0 {
-        CutLists::listed(Vec::new(), true)
+        CutLists::listed(Vec::new(), Origin::Enumerated)
     } else {
         CutLists::combinations(input.cut_points(), max_parts)
     };
