@@ -183,8 +183,10 @@ fall, among the splits it tries:
 What it cannot do:
 
 * It tests filters callable in-process with a chunk list. A filter in
-  another process or behind a network service needs a harness that feeds
-  it the chunks; it can report a failed run with [`fail_split`].
+  another language can be checked as a process with the `chunk-invariance`
+  command (crate `chunk-invariance-cli`), which feeds it the chunks over
+  standard input; one behind a network service needs a harness that feeds it
+  the chunks, and can report a failed run with [`fail_split`].
 * It checks only the splits it is given. Two-part splits miss bugs that need
   more than one boundary, such as a filter that remembers only the previous
   chunk (with one cut, the previous chunk is all there was); use

@@ -167,6 +167,38 @@ impl Splits {
         }
     }
 
+    /// The splits these try on `input`, as chunk lists, in the order a
+    /// check tries them.
+    ///
+    /// For a harness that runs the filter itself (in another process, on
+    /// several threads) and wants the same splits as the checks.
+    ///
+    /// # Errors
+    ///
+    /// When these splits cannot be tried on `input`, as for
+    /// [`check_chunk_invariant_with`](crate::check_chunk_invariant_with).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance::Splits;
+    ///
+    /// let splits: Vec<Vec<&str>> = Splits::TwoPart.iter("abc")?.collect();
+    /// assert_eq!(splits, [vec!["abc"], vec!["a", "bc"], vec!["ab", "c"]]);
+    /// assert_eq!(Splits::random(5, 1).iter("abcdefgh")?.count(), 6);
+    /// assert!(Splits::All.iter("x".repeat(17).as_str()).is_err());
+    /// # Ok::<(), chunk_invariance::ChunkInvarianceError>(())
+    /// ```
+    pub fn iter<'a, T: ?Sized + Text>(
+        &self,
+        input: &'a T,
+    ) -> Result<SplitIter<'a, T>, ChunkInvarianceError> {
+        Ok(SplitIter {
+            input,
+            lists: self.cuts(input)?,
+        })
+    }
+
     /// The cut lists of these splits for `input`, lazily, in order.
     pub(crate) fn cuts<T: ?Sized + Text>(
         &self,
@@ -622,8 +654,8 @@ impl<'a, T: ?Sized + Text> futures_core::Stream for Chunks<'a, T> {
     }
 }
 
-/// Every split of an input into chunk lists, from [`two_part_splits`] and
-/// [`splits_up_to`].
+/// Every split of an input into chunk lists, from [`two_part_splits`],
+/// [`splits_up_to`] and [`Splits::iter`].
 ///
 /// # Example
 ///
