@@ -1,5 +1,8 @@
 //! Ways to turn other filter shapes into a stream filter.
 
+use std::fmt;
+
+use crate::check::SplitFailed;
 use crate::split::Chunks;
 use crate::text::{OutputChunk, Text};
 
@@ -45,6 +48,180 @@ where
         out.push(flush(&mut state));
         out
     }
+}
+
+/// [`per_chunk`] with each stream's state made by `S::default()`.
+///
+/// # Example
+///
+/// ```
+/// use chunk_invariance::{assert_chunk_invariant, per_chunk_default};
+/// use chunk_invariance::examples::{redact, HoldBack};
+///
+/// assert_chunk_invariant(
+///     per_chunk_default(|chunk, r: &mut HoldBack| r.feed(chunk), HoldBack::flush),
+///     redact,
+///     "use sk-AbCd1234 now",
+/// );
+/// ```
+pub fn per_chunk_default<'a, T, S, O, P, G>(
+    process: P,
+    flush: G,
+) -> impl FnMut(Chunks<'a, T>) -> Vec<O>
+where
+    T: ?Sized + Text + 'a,
+    S: Default,
+    O: OutputChunk<T>,
+    P: FnMut(&'a T, &mut S) -> O,
+    G: FnMut(&mut S) -> O,
+{
+    per_chunk(process, S::default, flush)
+}
+
+/// [`per_chunk`] for a step and a flush that return a `Result`, as the
+/// `feed` and `flush` of a streaming replacer with a cap on what it holds
+/// do.
+///
+/// An `Err` ends the stream: the check reports it as a
+/// [`FilterFailure`](crate::FilterFailure) of kind
+/// [`ErrorKind::FilterFailed`](crate::ErrorKind::FilterFailed), with the
+/// split it happened on, which chunk, and the error's `Display`. (It
+/// unwinds out of the filter through [`fail_split`], so it needs
+/// unwinding, as the checks' panic reports do.)
+///
+/// # Example
+///
+/// A type whose `feed` and `flush` return a `Result` checks in one line.
+/// `Redactor` here stands for any such type, for instance
+/// `stream_replace::Replacer`, whose state is made by
+/// `rules.replacer()`: `try_per_chunk(|c, r: &mut Replacer| r.feed(c), ||
+/// rules.replacer(), Replacer::flush)`.
+///
+/// ```
+/// use std::fmt;
+/// use chunk_invariance::{assert_chunk_invariant, check_chunk_invariant, try_per_chunk, ErrorKind};
+/// use chunk_invariance::examples::{redact, HoldBack};
+///
+/// /// A redactor that refuses to hold more than `cap` bytes.
+/// struct Redactor {
+///     inner: HoldBack,
+///     cap: usize,
+/// }
+///
+/// #[derive(Debug)]
+/// struct TooMuchHeld(usize);
+///
+/// impl fmt::Display for TooMuchHeld {
+///     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+///         write!(f, "{} bytes held, over the cap", self.0)
+///     }
+/// }
+///
+/// impl Redactor {
+///     fn new(cap: usize) -> Self {
+///         Redactor { inner: HoldBack::new(), cap }
+///     }
+///
+///     fn feed(&mut self, chunk: &str) -> Result<String, TooMuchHeld> {
+///         let out = self.inner.feed(chunk);
+///         match self.inner.held().len() {
+///             held if held > self.cap => Err(TooMuchHeld(held)),
+///             _ => Ok(out),
+///         }
+///     }
+///
+///     fn flush(&mut self) -> Result<String, TooMuchHeld> {
+///         Ok(self.inner.flush())
+///     }
+/// }
+///
+/// let input = "use sk-AbCd1234 now";
+/// assert_chunk_invariant(
+///     try_per_chunk(|c, r: &mut Redactor| r.feed(c), || Redactor::new(64), Redactor::flush),
+///     redact,
+///     input,
+/// );
+/// // A cap below a key's length fails where the stream holds a key's start.
+/// let err = check_chunk_invariant(
+///     try_per_chunk(|c, r: &mut Redactor| r.feed(c), || Redactor::new(4), Redactor::flush),
+///     redact,
+///     input,
+/// )
+/// .unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::FilterFailed);
+/// let failure = err.failure().unwrap();
+/// assert_eq!(failure.chunks(), Some(vec![&b"use sk-Ab"[..], b"Cd1234 now"]));
+/// assert_eq!(failure.message(), "chunk 1 of 2: 5 bytes held, over the cap");
+/// ```
+pub fn try_per_chunk<'a, T, S, O, E, P, N, G>(
+    mut process: P,
+    mut state_factory: N,
+    mut flush: G,
+) -> impl FnMut(Chunks<'a, T>) -> Vec<O>
+where
+    T: ?Sized + Text + 'a,
+    O: OutputChunk<T>,
+    E: fmt::Display,
+    P: FnMut(&'a T, &mut S) -> Result<O, E>,
+    N: FnMut() -> S,
+    G: FnMut(&mut S) -> Result<O, E>,
+{
+    move |chunks| {
+        let mut state = state_factory();
+        let count = chunks.len();
+        let mut out = Vec::with_capacity(count + 1);
+        for (i, chunk) in chunks.enumerate() {
+            match process(chunk, &mut state) {
+                Ok(o) => out.push(o),
+                Err(e) => fail_split(format_args!("chunk {} of {count}: {e}", i + 1)),
+            }
+        }
+        match flush(&mut state) {
+            Ok(o) => out.push(o),
+            Err(e) => fail_split(format_args!("flush after {count} chunks: {e}")),
+        }
+        out
+    }
+}
+
+/// Stops the stream filter on the current split, and makes the check
+/// report `message` as the filter's error for that split.
+///
+/// For a filter that can fail: a harness that runs a process and sees
+/// it crash or time out, or a `feed` that returns `Err` (which
+/// [`try_per_chunk`] handles for you). The check reports a
+/// [`FilterFailure`](crate::FilterFailure) of kind
+/// [`ErrorKind::FilterFailed`](crate::ErrorKind::FilterFailed) with the
+/// split, shrunk like any other failure of a random or explicit split.
+///
+/// It unwinds, without calling the panic hook, to the check that runs the
+/// filter; called outside a check, it unwinds like a panic that prints
+/// nothing. It needs unwinding (not `panic = "abort"`).
+///
+/// # Example
+///
+/// ```
+/// use chunk_invariance::{check_chunk_invariant, fail_split, ErrorKind};
+///
+/// let err = check_chunk_invariant(
+///     |chunks| {
+///         chunks
+///             .map(|c: &str| match c.len() {
+///                 1 => fail_split("one-byte chunks are not supported"),
+///                 _ => c.to_owned(),
+///             })
+///             .collect::<Vec<_>>()
+///     },
+///     str::to_owned,
+///     "abc",
+/// )
+/// .unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::FilterFailed);
+/// assert_eq!(err.failure().unwrap().cuts(), Some(&[1][..]));
+/// assert!(err.to_string().contains("error:    one-byte chunks are not supported"));
+/// ```
+pub fn fail_split(message: impl fmt::Display) -> ! {
+    std::panic::resume_unwind(Box::new(SplitFailed(message.to_string())))
 }
 
 /// The flush of a [`per_chunk`] filter that holds nothing back: it
@@ -104,7 +281,7 @@ pub fn no_flush<S, O: Default>(_state: &mut S) -> O {
 ///
 /// assert_chunk_invariant(blocking(Upper), |whole: &str| whole.to_uppercase(), "abc");
 /// ```
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 pub fn blocking<'a, T, F, S>(mut stream_filter: F) -> impl FnMut(Chunks<'a, T>) -> Vec<S::Item>
 where
     T: ?Sized + Text + 'a,
@@ -116,7 +293,7 @@ where
 }
 
 /// Collects a stream on this thread, parking until a waker fires.
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 fn block_on_stream<S: futures_core::Stream>(stream: S) -> Vec<S::Item> {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;

@@ -60,7 +60,7 @@ where
     F: FnMut(Chunks<'a, T>) -> S,
     S: Stream,
     S::Item: OutputChunk<T>,
-    W: FnOnce(&'a T) -> R,
+    W: FnMut(&'a T) -> R,
     R: OutputChunk<T>,
 {
     check_chunk_invariant_async_with(stream_filter, whole_filter, input, Splits::TwoPart).await
@@ -105,7 +105,7 @@ where
     F: FnMut(Chunks<'a, T>) -> S,
     S: Stream,
     S::Item: OutputChunk<T>,
-    W: FnOnce(&'a T) -> R,
+    W: FnMut(&'a T) -> R,
     R: OutputChunk<T>,
 {
     check_each_split(whole_filter, input, splits, |chunks, mut streamed| {
@@ -156,7 +156,7 @@ where
     F: FnMut(Chunks<'a, T>) -> S,
     S: Stream,
     S::Item: OutputChunk<T>,
-    W: FnOnce(&'a T) -> R,
+    W: FnMut(&'a T) -> R,
     R: OutputChunk<T>,
 {
     assert_chunk_invariant_async_with(stream_filter, whole_filter, input, Splits::TwoPart)
@@ -206,7 +206,7 @@ where
     F: FnMut(Chunks<'a, T>) -> S,
     S: Stream,
     S::Item: OutputChunk<T>,
-    W: FnOnce(&'a T) -> R,
+    W: FnMut(&'a T) -> R,
     R: OutputChunk<T>,
 {
     let caller = Location::caller();

@@ -1,11 +1,15 @@
 //! The assertion, its non-panicking twin, and the split loop the async
 //! forms share.
 
-use std::future::{self, Future};
+use std::any::Any;
+use std::future::{self, poll_fn, Future};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use crate::report::{ChunkInvarianceError, ErrorKind, Mismatch};
+use crate::report::{
+    ChunkInvarianceError, ErrorKind, FilterFailure, Found, Mismatch, Rerun, Shrunk, SHRINK_RUNS,
+};
 use crate::split::{Chunks, Splits};
 use crate::text::private::Append;
 use crate::text::{OutputChunk, Text};
@@ -42,7 +46,7 @@ where
     F: FnMut(Chunks<'a, T>) -> I,
     I: IntoIterator,
     I::Item: OutputChunk<T>,
-    W: FnOnce(&'a T) -> R,
+    W: FnMut(&'a T) -> R,
     R: OutputChunk<T>,
 {
     check_chunk_invariant_with(stream_filter, whole_filter, input, Splits::TwoPart)
@@ -85,7 +89,7 @@ where
     F: FnMut(Chunks<'a, T>) -> I,
     I: IntoIterator,
     I::Item: OutputChunk<T>,
-    W: FnOnce(&'a T) -> R,
+    W: FnMut(&'a T) -> R,
     R: OutputChunk<T>,
 {
     let check = check_each_split(whole_filter, input, splits, |chunks, mut streamed| {
@@ -103,40 +107,47 @@ where
 /// given the split's chunks and an empty buffer, and hands the buffer back
 /// holding the joined streamed output. The buffer goes by value so that
 /// the future `stream_split` returns can own it across its awaits, and one
-/// allocation serves every split.
+/// allocation serves every split. After a failure both filters run again
+/// to tell a non-deterministic filter from a chunking bug, and a random or
+/// explicit split is shrunk.
 pub(crate) async fn check_each_split<'a, T, W, R, S, Fut>(
-    whole_filter: W,
+    mut whole_filter: W,
     input: &'a T,
     splits: Splits,
     mut stream_split: S,
 ) -> Result<usize, ChunkInvarianceError>
 where
     T: ?Sized + Text,
-    W: FnOnce(&'a T) -> R,
+    W: FnMut(&'a T) -> R,
     R: OutputChunk<T>,
     S: FnMut(Chunks<'a, T>, Vec<u8>) -> Fut,
     Fut: Future<Output = Vec<u8>>,
 {
     // Splits that cannot be tried on this input fail before any filter runs.
     let lists = splits.cuts(input)?;
-    let mut whole = Vec::new();
-    whole_filter(input).append_to(&mut whole);
-    let mut streamed = Vec::with_capacity(whole.len());
+    let whole = run_whole(&mut whole_filter, input)?;
+    let mut buffer = Vec::with_capacity(whole.len());
     let mut tried = 0;
-    for (cuts, generated) in lists {
+    for (cuts, origin) in lists {
         tried += 1;
-        streamed.clear();
-        streamed = stream_split(Chunks::new(input, cuts.clone()), streamed).await;
-        if streamed != whole {
-            return Err(ChunkInvarianceError::mismatched(Mismatch {
-                input: input.bytes().to_vec(),
-                is_text: T::IS_TEXT,
-                cuts,
-                whole,
-                streamed,
-                split_number: tried,
-                generated,
-            }));
+        buffer.clear();
+        match run_split(&mut stream_split, input, &cuts, buffer).await {
+            Outcome::Output(out) if out == whole => buffer = out,
+            first => {
+                let found = Found {
+                    cuts,
+                    split_number: tried,
+                    origin,
+                    shrunk: None,
+                    shrink_stopped: false,
+                };
+                let mut run = Run {
+                    input,
+                    whole,
+                    stream_split,
+                };
+                return Err(run.diagnose(&mut whole_filter, found, first).await);
+            }
         }
     }
     // A check that tried nothing proves nothing: say so.
@@ -147,6 +158,266 @@ where
         ));
     }
     Ok(tried)
+}
+
+/// How one run of the stream filter on one split ended.
+#[derive(Clone, Debug)]
+enum Outcome {
+    /// The joined output chunks.
+    Output(Vec<u8>),
+    /// A panic, with its message.
+    Panicked(String),
+    /// A [`fail_split`](crate::fail_split), with its message.
+    Failed(String),
+}
+
+impl Outcome {
+    /// Whether two failing runs failed the same way: a wrong output is
+    /// like any wrong output, a panic like any panic.
+    fn is_like(&self, other: &Outcome, whole: &[u8]) -> bool {
+        match (self, other) {
+            (Outcome::Output(a), Outcome::Output(b)) => (a == whole) == (b == whole),
+            (Outcome::Panicked(_), Outcome::Panicked(_)) => true,
+            (Outcome::Failed(_), Outcome::Failed(_)) => true,
+            _ => false,
+        }
+    }
+
+    fn from_panic(payload: Box<dyn Any + Send>) -> Outcome {
+        match payload.downcast::<SplitFailed>() {
+            Ok(failed) => Outcome::Failed(failed.0),
+            Err(payload) => Outcome::Panicked(panic_message(&*payload)),
+        }
+    }
+}
+
+/// The payload of [`fail_split`](crate::fail_split): unwinds out of the
+/// stream filter to the check, which reports it as the filter's error.
+pub(crate) struct SplitFailed(pub(crate) String);
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(a panic whose payload is not a string)".to_owned()
+    }
+}
+
+/// Runs the whole-input filter, turning a panic into the error to report.
+fn run_whole<'a, T, W, R>(
+    whole_filter: &mut W,
+    input: &'a T,
+) -> Result<Vec<u8>, ChunkInvarianceError>
+where
+    T: ?Sized + Text,
+    W: FnMut(&'a T) -> R,
+    R: OutputChunk<T>,
+{
+    // The filter is not used again after a panic, except to be re-run
+    // after a failure, which is what a test would do too.
+    catch_unwind(AssertUnwindSafe(|| {
+        let mut whole = Vec::new();
+        whole_filter(input).append_to(&mut whole);
+        whole
+    }))
+    .map_err(|payload| {
+        let (message, panicked) = match payload.downcast::<SplitFailed>() {
+            Ok(failed) => (failed.0, false),
+            Err(payload) => (panic_message(&*payload), true),
+        };
+        ChunkInvarianceError::failed(FilterFailure {
+            input: input.bytes().to_vec(),
+            is_text: T::IS_TEXT,
+            found: None,
+            message,
+            panicked,
+            rerun: None,
+        })
+    })
+}
+
+/// Runs the stream filter on one split, catching a panic in the call
+/// that makes the future and in every poll of it.
+async fn run_split<'a, T, S, Fut>(
+    stream_split: &mut S,
+    input: &'a T,
+    cuts: &[usize],
+    buffer: Vec<u8>,
+) -> Outcome
+where
+    T: ?Sized + Text,
+    S: FnMut(Chunks<'a, T>, Vec<u8>) -> Fut,
+    Fut: Future<Output = Vec<u8>>,
+{
+    let chunks = Chunks::new(input, cuts.to_vec());
+    let future = match catch_unwind(AssertUnwindSafe(|| stream_split(chunks, buffer))) {
+        Ok(future) => future,
+        Err(payload) => return Outcome::from_panic(payload),
+    };
+    let mut future = pin!(future);
+    poll_fn(
+        |cx| match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(Poll::Ready(out)) => Poll::Ready(Outcome::Output(out)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Outcome::from_panic(payload)),
+        },
+    )
+    .await
+}
+
+/// What the diagnosis of a failure needs.
+struct Run<'a, T: ?Sized, S> {
+    input: &'a T,
+    whole: Vec<u8>,
+    stream_split: S,
+}
+
+impl<'a, T, S, Fut> Run<'a, T, S>
+where
+    T: ?Sized + Text,
+    S: FnMut(Chunks<'a, T>, Vec<u8>) -> Fut,
+    Fut: Future<Output = Vec<u8>>,
+{
+    async fn split(&mut self, cuts: &[usize]) -> Outcome {
+        run_split(&mut self.stream_split, self.input, cuts, Vec::new()).await
+    }
+
+    /// The error for a split that failed: both filters run again, and a
+    /// split that fails the same way again is shrunk if it may have cuts
+    /// it does not need.
+    async fn diagnose<W, R>(
+        &mut self,
+        whole_filter: &mut W,
+        mut found: Found,
+        first: Outcome,
+    ) -> ChunkInvarianceError
+    where
+        W: FnMut(&'a T) -> R,
+        R: OutputChunk<T>,
+    {
+        let mut rerun = match run_whole(whole_filter, self.input) {
+            Ok(again) if again != self.whole => Some(Rerun::WholeGave(again)),
+            Ok(_) => None,
+            Err(err) => return err,
+        };
+        if rerun.is_none() {
+            match self.split(&found.cuts).await {
+                Outcome::Output(again) if !matches!(&first, Outcome::Output(out) if *out == again) =>
+                {
+                    rerun = Some(Rerun::StreamGave(again));
+                }
+                Outcome::Panicked(message) | Outcome::Failed(message)
+                    if matches!(first, Outcome::Output(_)) =>
+                {
+                    rerun = Some(Rerun::StreamFailed(message));
+                }
+                _ => {}
+            }
+        }
+        let mut outcome = first;
+        if rerun.is_none() && found.origin.shrinks() {
+            let (cuts, stopped, last) = self.shrink(found.cuts.clone(), outcome).await;
+            outcome = last;
+            found.shrink_stopped = stopped;
+            if cuts != found.cuts {
+                found.shrunk = Some(Shrunk {
+                    from: std::mem::replace(&mut found.cuts, cuts),
+                });
+            }
+        }
+        let input = self.input.bytes().to_vec();
+        let is_text = T::IS_TEXT;
+        match outcome {
+            Outcome::Output(streamed) => ChunkInvarianceError::mismatched(Mismatch {
+                input,
+                is_text,
+                found,
+                whole: std::mem::take(&mut self.whole),
+                streamed,
+                rerun,
+            }),
+            Outcome::Panicked(message) => ChunkInvarianceError::failed(FilterFailure {
+                input,
+                is_text,
+                found: Some(found),
+                message,
+                panicked: true,
+                rerun,
+            }),
+            Outcome::Failed(message) => ChunkInvarianceError::failed(FilterFailure {
+                input,
+                is_text,
+                found: Some(found),
+                message,
+                panicked: false,
+                rerun,
+            }),
+        }
+    }
+
+    /// Shrinks a failing split to a locally minimal one that fails the
+    /// same way: drops cuts one at a time, then moves each cut earlier,
+    /// and repeats until neither helps. Returns the cuts, whether the run
+    /// budget stopped it, and the outcome on the cuts returned.
+    async fn shrink(
+        &mut self,
+        mut cuts: Vec<usize>,
+        mut outcome: Outcome,
+    ) -> (Vec<usize>, bool, Outcome) {
+        let points = self.input.cut_points();
+        let mut runs = 0;
+        loop {
+            let mut changed = false;
+            let mut i = 0;
+            while i < cuts.len() {
+                if runs == SHRINK_RUNS {
+                    return (cuts, true, outcome);
+                }
+                runs += 1;
+                let mut candidate = cuts.clone();
+                candidate.remove(i);
+                let got = self.split(&candidate).await;
+                if got.is_like(&outcome, &self.whole) {
+                    (cuts, outcome, changed) = (candidate, got, true);
+                } else {
+                    i += 1;
+                }
+            }
+            for i in 0..cuts.len() {
+                // A cut moves only between the previous cut and itself,
+                // so cuts stay in order and no chunk becomes empty. The
+                // farthest move is tried first, then ever shorter ones:
+                // few runs when a cut can go far, and the last try, one
+                // unit, is what makes the result locally minimal.
+                'moving: loop {
+                    let floor = if i == 0 { 0 } else { cuts[i - 1] };
+                    let lo = points.partition_point(|&p| p <= floor);
+                    let hi = points.partition_point(|&p| p < cuts[i]);
+                    let mut step = hi.saturating_sub(lo);
+                    while step > 0 {
+                        if runs == SHRINK_RUNS {
+                            return (cuts, true, outcome);
+                        }
+                        runs += 1;
+                        let mut candidate = cuts.clone();
+                        candidate[i] = points[hi - step];
+                        let got = self.split(&candidate).await;
+                        if got.is_like(&outcome, &self.whole) {
+                            (cuts, outcome, changed) = (candidate, got, true);
+                            continue 'moving;
+                        }
+                        step /= 2;
+                    }
+                    break;
+                }
+            }
+            if !changed {
+                return (cuts, false, outcome);
+            }
+        }
+    }
 }
 
 /// The output of a future that never waits: the shared check over a
@@ -194,7 +465,7 @@ where
     F: FnMut(Chunks<'a, T>) -> I,
     I: IntoIterator,
     I::Item: OutputChunk<T>,
-    W: FnOnce(&'a T) -> R,
+    W: FnMut(&'a T) -> R,
     R: OutputChunk<T>,
 {
     assert_chunk_invariant_with(stream_filter, whole_filter, input, Splits::TwoPart)
@@ -244,7 +515,7 @@ where
     F: FnMut(Chunks<'a, T>) -> I,
     I: IntoIterator,
     I::Item: OutputChunk<T>,
-    W: FnOnce(&'a T) -> R,
+    W: FnMut(&'a T) -> R,
     R: OutputChunk<T>,
 {
     match check_chunk_invariant_with(stream_filter, whole_filter, input, splits) {

@@ -292,6 +292,19 @@ impl HoldBack {
         out
     }
 
+    /// The text held back now: a possible start of a key.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut r = chunk_invariance::examples::HoldBack::new();
+    /// assert_eq!(r.feed("ask sk-A"), "ask ");
+    /// assert_eq!(r.held(), "sk-A");
+    /// ```
+    pub fn held(&self) -> &str {
+        &self.pending
+    }
+
     /// Ends the stream and returns what was held back; the redactor is
     /// then ready for a new stream.
     ///

@@ -86,8 +86,12 @@ fixed carry-over from the previous chunk, and the one that holds back.
   chunks: a closure `FnMut(Chunks<'_, T>) -> impl IntoIterator`. The check
   calls it once per split, so it must start fresh each time (a new redactor,
   a new state). [`per_chunk`] builds one from a `process(chunk, &mut state)`
-  step, a state factory and a `flush`.
-* `whole_filter` takes the whole input once: `FnOnce(&T) -> output`.
+  step, a state factory and a `flush`; [`per_chunk_default`] makes the state
+  with `Default`; [`try_per_chunk`] takes a step and a flush that return a
+  `Result`.
+* `whole_filter` takes the whole input: `FnMut(&T) -> output`. It runs once,
+  and once more after a failure, to tell a non-deterministic filter from a
+  chunking bug.
 * The input is a `&str` (cut only between characters) or a `&[u8]` (cut at
   every byte, so also inside UTF-8 characters). Output chunks may be owned
   or borrowed: `String`, `&str`, `Cow<str>` for text; those and `Vec<u8>`,
@@ -95,9 +99,57 @@ fixed carry-over from the previous chunk, and the one that holds back.
   passed as `s.as_str()` or `v.as_slice()`: the input type is generic, so
   `&String` does not coerce.
 
-A type with `feed(&str) -> String` and `flush() -> String` checks in one
-line: `per_chunk(|c, r: &mut Replacer| r.feed(c), make_replacer,
-Replacer::flush)`.
+A type whose `feed` and `flush` return a `Result` (as
+`stream_replace::Replacer`'s do, since a stream may hit its cap on held
+bytes) checks in one line with [`try_per_chunk`]. The `Replacer` below is a
+stand-in with that shape, so that this example compiles on its own:
+
+```
+use chunk_invariance::{assert_chunk_invariant, try_per_chunk};
+use chunk_invariance::examples::{redact, HoldBack};
+
+/// Stands for a streaming replacer whose calls can fail.
+#[derive(Default)]
+struct Replacer(HoldBack);
+
+impl Replacer {
+    fn feed(&mut self, chunk: &str) -> Result<String, std::fmt::Error> {
+        Ok(self.0.feed(chunk))
+    }
+
+    fn flush(&mut self) -> Result<String, std::fmt::Error> {
+        Ok(self.0.flush())
+    }
+}
+
+let make_replacer = Replacer::default;
+assert_chunk_invariant(
+    try_per_chunk(|c, r: &mut Replacer| r.feed(c), make_replacer, Replacer::flush),
+    redact,
+    "use sk-AbCd1234 now",
+);
+```
+
+An `Err` from `feed` or `flush` fails the check, naming the split and the
+chunk it happened on.
+
+# Sharper reports
+
+* **Panics.** A stream filter that panics is caught: the report names the
+  split that caused it and the panic's message ([`FilterFailure`], kind
+  [`ErrorKind::Panicked`]); so is a whole-input filter that panics.
+* **Shrinking.** A failing random or explicit split is shrunk before it is
+  reported: cuts are dropped one at a time, then moved earlier, while the
+  split still fails the same way, until no cut can be dropped or moved one
+  unit earlier. The report shows the shrunk split and the one it was found
+  as ([`Mismatch::shrunk_from`]). Generated splits need none: they run
+  fewest parts first.
+* **Non-determinism.** After a failure both filters run again. When the
+  whole-input filter gives another output, or the failing split gives
+  another result (passes, or fails differently), the report says so
+  ([`ErrorKind::NotDeterministic`], [`Mismatch::rerun`]): the bug is
+  then in the filter's dependence on time, randomness or shared state,
+  not (only) in its chunking.
 
 # The splits
 
@@ -130,9 +182,11 @@ fall, among the splits it tries:
 
 What it cannot do:
 
-* It tests filters callable in-process with a chunk list. A filter behind a
-  network service, or one that depends on timing, needs a harness that
-  feeds it the chunks.
+* It tests filters callable in-process with a chunk list. A filter in
+  another language can be checked as a process with the `chunk-invariance`
+  command (crate `chunk-invariance-cli`), which feeds it the chunks over
+  standard input; one behind a network service needs a harness that feeds it
+  the chunks, and can report a failed run with [`fail_split`].
 * It checks only the splits it is given. Two-part splits miss bugs that need
   more than one boundary, such as a filter that remembers only the previous
   chunk (with one cut, the previous chunk is all there was); use
@@ -149,20 +203,22 @@ What it cannot do:
 | [`assert_chunk_invariant`] | panics with the report unless every two-part split matches; returns the number of splits |
 | [`assert_chunk_invariant_with`] | the same over the given [`Splits`] |
 | [`check_chunk_invariant`], [`check_chunk_invariant_with`] | the same, returning `Result<usize, ChunkInvarianceError>` |
-| [`ChunkInvarianceError`], [`Mismatch`], [`ErrorKind`] | the failure: its report (`Display`) and its parts |
+| [`ChunkInvarianceError`], [`ErrorKind`] | the failure: its report (`Display`) and why |
+| [`Mismatch`], [`FilterFailure`], [`Rerun`] | its parts: a split with the wrong output, a filter that panicked or failed, a second run that differed |
 | [`Splits`] | which splits to try: `TwoPart`, `All`, `UpTo(k)`, `Random`, `Explicit`, `Cuts`, `Chain` |
 | [`two_part_splits`], [`splits_up_to`] | enumerate splits as chunk lists, whole input first |
-| [`Chunks`] | the chunks of one split, given to the stream filter (an `Iterator`, and with `async` a `Stream`) |
-| [`per_chunk`], [`no_flush`] | a stream filter from a per-chunk step with fresh state per stream |
+| [`Chunks`] | the chunks of one split, given to the stream filter (an `Iterator`, and with `stream` a `Stream`) |
+| [`per_chunk`], [`per_chunk_default`], [`no_flush`] | a stream filter from a per-chunk step with fresh state per stream |
+| [`try_per_chunk`], [`fail_split`] | the same for a step that returns a `Result`; stop a split with an error |
 | [`Text`], [`OutputChunk`] | the input and output types the checks accept |
-| `assert_chunk_invariant_async`, `check_chunk_invariant_async`, and their `_with` forms | the checks for a filter over a `futures_core::Stream` (feature `async`) |
-| `blocking` | runs an async filter under the synchronous assertions (feature `async`) |
-| `strategy::split_of`, `strategy::input_and_split` | proptest strategies (feature `proptest`) |
+| `assert_chunk_invariant_async`, `check_chunk_invariant_async`, and their `_with` forms | the checks for a filter over a `futures_core::Stream` (feature `stream`) |
+| `blocking` | runs an async filter under the synchronous assertions (feature `stream`) |
+| `strategy::split_of`, `strategy::input_and_split`, and their `_up_to` forms | proptest strategies (feature `proptest`) |
 | [`examples`] | three redactors, a worked comparison |
 
 # Crate features
 
-* `async`: the checks for filters over a `futures_core::Stream` of chunks,
+* `stream`: the checks for filters over a `futures_core::Stream` of chunks,
   to await in an async test, and the `blocking` adapter. Adds
   `futures-core`.
 * `proptest`: the `strategy` module, strategies for
@@ -173,8 +229,13 @@ What it cannot do:
 #![forbid(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
+// The README's examples compile and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod adapters;
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 mod async_check;
 mod check;
 pub mod examples;
@@ -184,10 +245,10 @@ mod split;
 pub mod strategy;
 mod text;
 
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 pub use crate::adapters::blocking;
-pub use crate::adapters::{no_flush, per_chunk};
-#[cfg(feature = "async")]
+pub use crate::adapters::{fail_split, no_flush, per_chunk, per_chunk_default, try_per_chunk};
+#[cfg(feature = "stream")]
 pub use crate::async_check::{
     assert_chunk_invariant_async, assert_chunk_invariant_async_with, check_chunk_invariant_async,
     check_chunk_invariant_async_with,
@@ -196,7 +257,7 @@ pub use crate::check::{
     assert_chunk_invariant, assert_chunk_invariant_with, check_chunk_invariant,
     check_chunk_invariant_with,
 };
-pub use crate::report::{ChunkInvarianceError, ErrorKind, Mismatch};
+pub use crate::report::{ChunkInvarianceError, ErrorKind, FilterFailure, Mismatch, Rerun};
 pub use crate::split::{
     splits_up_to, two_part_splits, Chunks, SplitIter, Splits, ALL_SPLITS_MAX_UNITS,
 };

@@ -167,6 +167,38 @@ impl Splits {
         }
     }
 
+    /// The splits these try on `input`, as chunk lists, in the order a
+    /// check tries them.
+    ///
+    /// For a harness that runs the filter itself (in another process, on
+    /// several threads) and wants the same splits as the checks.
+    ///
+    /// # Errors
+    ///
+    /// When these splits cannot be tried on `input`, as for
+    /// [`check_chunk_invariant_with`](crate::check_chunk_invariant_with).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance::Splits;
+    ///
+    /// let splits: Vec<Vec<&str>> = Splits::TwoPart.iter("abc")?.collect();
+    /// assert_eq!(splits, [vec!["abc"], vec!["a", "bc"], vec!["ab", "c"]]);
+    /// assert_eq!(Splits::random(5, 1).iter("abcdefgh")?.count(), 6);
+    /// assert!(Splits::All.iter("x".repeat(17).as_str()).is_err());
+    /// # Ok::<(), chunk_invariance::ChunkInvarianceError>(())
+    /// ```
+    pub fn iter<'a, T: ?Sized + Text>(
+        &self,
+        input: &'a T,
+    ) -> Result<SplitIter<'a, T>, ChunkInvarianceError> {
+        Ok(SplitIter {
+            input,
+            lists: self.cuts(input)?,
+        })
+    }
+
     /// The cut lists of these splits for `input`, lazily, in order.
     pub(crate) fn cuts<T: ?Sized + Text>(
         &self,
@@ -214,7 +246,7 @@ impl Splits {
                     std::iter::once(Vec::new())
                         .chain(random_cuts(&input.cut_points(), *count, *seed, *max_parts))
                         .collect(),
-                    true,
+                    Origin::Random,
                 )
             }
             Splits::Explicit(lists) => {
@@ -236,6 +268,26 @@ impl Splits {
     }
 }
 
+/// Where a cut list came from, which decides how a failure on it is
+/// reported and whether it is shrunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Every split up to some number of parts, fewest first: the first
+    /// failure is already a smallest one.
+    Enumerated,
+    /// A random sample: a failure may have cuts it does not need.
+    Random,
+    /// Listed by the caller, in the caller's order.
+    Given,
+}
+
+impl Origin {
+    /// Whether a failing split of this origin may have needless cuts.
+    pub(crate) fn shrinks(self) -> bool {
+        self != Origin::Enumerated
+    }
+}
+
 /// Cut lists, generated lazily so that a large `UpTo(k)` costs no memory.
 pub(crate) enum CutLists {
     /// Every choice of at most `max_cuts` of `points`, fewest first and
@@ -246,10 +298,10 @@ pub(crate) enum CutLists {
         /// Indices into `points` of the next cut list, `None` when done.
         next: Option<Vec<usize>>,
     },
-    /// A fixed list; `generated` says whether the crate made it.
+    /// A fixed list.
     Listed {
         lists: std::vec::IntoIter<Vec<usize>>,
-        generated: bool,
+        origin: Origin,
     },
     /// Several in turn; the next one to run is last.
     Chain(Vec<CutLists>),
@@ -265,10 +317,10 @@ impl CutLists {
         }
     }
 
-    fn listed(lists: Vec<Vec<usize>>, generated: bool) -> CutLists {
+    fn listed(lists: Vec<Vec<usize>>, origin: Origin) -> CutLists {
         CutLists::Listed {
             lists: lists.into_iter(),
-            generated,
+            origin,
         }
     }
 
@@ -283,13 +335,13 @@ impl CutLists {
             .zip(1..)
             .map(|(list, number)| cuts_of(list, number))
             .collect::<Result<_, _>>()?;
-        Ok(CutLists::listed(lists, false))
+        Ok(CutLists::listed(lists, Origin::Given))
     }
 }
 
 impl Iterator for CutLists {
-    /// A cut list and whether the crate generated it.
-    type Item = (Vec<usize>, bool);
+    /// A cut list and where it came from.
+    type Item = (Vec<usize>, Origin);
 
     fn next(&mut self) -> Option<Self::Item> {
         match self {
@@ -300,9 +352,12 @@ impl Iterator for CutLists {
             } => {
                 let current = next.take()?;
                 *next = next_combination(&current, points.len(), *max_cuts);
-                Some((current.iter().map(|&i| points[i]).collect(), true))
+                Some((
+                    current.iter().map(|&i| points[i]).collect(),
+                    Origin::Enumerated,
+                ))
             }
-            CutLists::Listed { lists, generated } => lists.next().map(|l| (l, *generated)),
+            CutLists::Listed { lists, origin } => lists.next().map(|l| (l, *origin)),
             CutLists::Chain(rest) => loop {
                 let last = rest.last_mut()?;
                 if let Some(item) = last.next() {
@@ -490,7 +545,7 @@ pub(crate) fn first_difference(a: &[u8], b: &[u8]) -> usize {
 
 /// The chunks of one split, in order: what a stream filter is given.
 ///
-/// It is an [`Iterator`] of `&T` and, with the `async` feature, also a
+/// It is an [`Iterator`] of `&T` and, with the `stream` feature, also a
 /// `futures_core::Stream` that is always ready, so one filter signature
 /// serves both kinds of check.
 ///
@@ -583,7 +638,7 @@ impl<'a, T: ?Sized + Text> Iterator for Chunks<'a, T> {
 impl<T: ?Sized + Text> ExactSizeIterator for Chunks<'_, T> {}
 impl<T: ?Sized + Text> std::iter::FusedIterator for Chunks<'_, T> {}
 
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 impl<'a, T: ?Sized + Text> futures_core::Stream for Chunks<'a, T> {
     type Item = &'a T;
 
@@ -599,8 +654,8 @@ impl<'a, T: ?Sized + Text> futures_core::Stream for Chunks<'a, T> {
     }
 }
 
-/// Every split of an input into chunk lists, from [`two_part_splits`] and
-/// [`splits_up_to`].
+/// Every split of an input into chunk lists, from [`two_part_splits`],
+/// [`splits_up_to`] and [`Splits::iter`].
 ///
 /// # Example
 ///
@@ -667,7 +722,7 @@ pub fn two_part_splits<T: ?Sized + Text>(input: &T) -> SplitIter<'_, T> {
 /// ```
 pub fn splits_up_to<T: ?Sized + Text>(input: &T, max_parts: usize) -> SplitIter<'_, T> {
     let lists = if max_parts == 0 {
-        CutLists::listed(Vec::new(), true)
+        CutLists::listed(Vec::new(), Origin::Enumerated)
     } else {
         CutLists::combinations(input.cut_points(), max_parts)
     };

@@ -1,7 +1,9 @@
 //! Proptest strategies for splits (feature `proptest`).
 //!
 //! [`split_of`] draws random splits of one input; [`input_and_split`]
-//! draws an input from your strategy and then a split of it. Both shrink
+//! draws an input from your strategy and then a split of it; their
+//! `_up_to` forms ([`split_of_up_to`], [`input_and_split_up_to`]) bound
+//! the number of parts. All shrink
 //! toward fewer cuts, so a failing case ends as a smallest split, and the
 //! second also shrinks the input. Check a drawn split with
 //! [`Splits::explicit`](crate::Splits::explicit); a
@@ -83,6 +85,53 @@ where
     )
 }
 
+/// Random splits of `input` into at most `max_parts` parts, as owned
+/// chunks that join back to it.
+///
+/// The number of cuts is drawn first, uniformly from `0` to
+/// `max_parts - 1` (fewer when the input has fewer cut points), then
+/// which cut points. Shrinking drops cuts one at a time, so a failing case
+/// ends as a split in which every remaining cut is needed. Use it
+/// where [`split_of`]'s unbounded number of cuts makes long inputs slow,
+/// or to look for bugs that need exactly a few boundaries.
+///
+/// # Panics
+///
+/// If `max_parts` is zero: no split has no parts.
+///
+/// # Example
+///
+/// ```
+/// use chunk_invariance::strategy::split_of_up_to;
+/// use proptest::strategy::{Strategy, ValueTree};
+/// use proptest::test_runner::TestRunner;
+///
+/// let mut runner = TestRunner::deterministic();
+/// for _ in 0..32 {
+///     let split = split_of_up_to("hello world", 3).new_tree(&mut runner).unwrap().current();
+///     assert!(split.len() <= 3);
+///     assert_eq!(split.concat(), "hello world");
+/// }
+/// ```
+pub fn split_of_up_to<T>(input: &T, max_parts: usize) -> impl Strategy<Value = Vec<T::Owned>>
+where
+    T: ?Sized + Text + ToOwned,
+    T::Owned: fmt::Debug,
+{
+    assert!(
+        max_parts > 0,
+        "split_of_up_to: max_parts must be at least 1"
+    );
+    let points = input.cut_points();
+    let owned: T::Owned = input.to_owned();
+    let max_cuts = (max_parts - 1).min(points.len());
+    proptest::sample::subsequence(points, 0..=max_cuts).prop_map(move |cuts| {
+        Chunks::new(owned.borrow(), cuts)
+            .map(ToOwned::to_owned)
+            .collect()
+    })
+}
+
 /// An owned input a strategy can draw: `String` or `Vec<u8>`.
 ///
 /// Sealed; it names the borrowed [`Text`] that [`input_and_split`] splits.
@@ -135,6 +184,49 @@ where
 {
     inputs.prop_flat_map(|input| {
         let split = split_of::<<S::Value as OwnedText>::Text>(input.borrow());
+        (Just(input), split)
+    })
+}
+
+/// An input drawn from `inputs`, then a random split of it into at most
+/// `max_parts` parts, as by [`split_of_up_to`].
+///
+/// # Panics
+///
+/// If `max_parts` is zero.
+///
+/// # Example
+///
+/// ```
+/// use chunk_invariance::strategy::input_and_split_up_to;
+/// use chunk_invariance::{check_chunk_invariant_with, Splits};
+/// use chunk_invariance::examples::{redact, redact_holding_back};
+/// use proptest::prelude::*;
+///
+/// proptest! {
+///     # #![proptest_config(ProptestConfig { cases: 32, failure_persistence: None, ..ProptestConfig::default() })]
+///     // In a test module, this fn takes `#[test]`.
+///     fn hold_back_is_invariant((input, split) in input_and_split_up_to("[a-z ]{0,8}(sk-[A-Za-z0-9]{8})?[a-z ]{0,8}", 3)) {
+///         prop_assert!(split.len() <= 3);
+///         check_chunk_invariant_with(redact_holding_back, redact, input.as_str(), Splits::explicit([&split]))?;
+///     }
+/// }
+/// # hold_back_is_invariant();
+/// ```
+pub fn input_and_split_up_to<S>(
+    inputs: S,
+    max_parts: usize,
+) -> impl Strategy<Value = (S::Value, Vec<S::Value>)>
+where
+    S: Strategy,
+    S::Value: OwnedText,
+{
+    assert!(
+        max_parts > 0,
+        "input_and_split_up_to: max_parts must be at least 1"
+    );
+    inputs.prop_flat_map(move |input| {
+        let split = split_of_up_to::<<S::Value as OwnedText>::Text>(input.borrow(), max_parts);
         (Just(input), split)
     })
 }

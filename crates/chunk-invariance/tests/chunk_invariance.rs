@@ -1,6 +1,7 @@
 //! The crate's behaviour, pinned: split counts and order, the reports for
 //! the classic wrong designs, explicit splits, text against bytes, the
-//! adapters, and (with features) the async path and the strategies.
+//! adapters, the reports of panics, shrinking and non-determinism, and
+//! (with features) the async path and the strategies.
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -10,8 +11,8 @@ use chunk_invariance::examples::{
 };
 use chunk_invariance::{
     assert_chunk_invariant, assert_chunk_invariant_with, check_chunk_invariant,
-    check_chunk_invariant_with, per_chunk, splits_up_to, two_part_splits, Chunks, ErrorKind,
-    Splits, ALL_SPLITS_MAX_UNITS,
+    check_chunk_invariant_with, per_chunk, per_chunk_default, splits_up_to, try_per_chunk,
+    two_part_splits, Chunks, ErrorKind, Rerun, Splits, ALL_SPLITS_MAX_UNITS,
 };
 
 const INPUT: &str = "use sk-AbCd1234 now";
@@ -300,7 +301,13 @@ fn long_values_are_shortened_in_the_report() {
     assert!(text.contains("…(751 bytes)…"), "{text}");
     assert!(text.contains("…(745 bytes)…"), "{text}");
     assert!(text.contains("from byte 400:"), "{text}");
-    assert!(text.contains("split #1 in the order given"), "{text}");
+    // Shrunk to the first cut inside the key; the split given follows.
+    assert!(text.contains("(cut at 401)\n"), "{text}");
+    assert!(
+        text.contains("shrunk:   from split #1 in the order given:"),
+        "{text}"
+    );
+    assert!(text.contains("(cut at 405)\n"), "{text}");
     assert!(text.lines().all(|l| l.chars().count() < 200), "{text}");
 }
 
@@ -316,9 +323,16 @@ fn explicit_splits_run_in_the_order_given() {
     let err = check_chunk_invariant_with(redact_each_chunk, redact, INPUT, splits).unwrap_err();
     let m = err.mismatch().unwrap();
     assert_eq!(m.split_number(), 2);
-    assert_eq!(m.cuts(), [9]);
+    // Split #2 is reported shrunk: its cut moved to the first place
+    // inside the key where the filter still fails.
+    assert_eq!(m.shrunk_from(), Some(&[9][..]));
+    assert_eq!(m.cuts(), [5]);
     assert!(
-        err.to_string().ends_with("split #2 in the order given"),
+        err.to_string().contains(
+            "\n  shrunk:   from split #2 in the order given:\n            \
+             [\"use sk-Ab\", \"Cd1234 now\"] (cut at 9)\n            \
+             no cut of the split above can be dropped or moved one unit earlier"
+        ),
         "{err}"
     );
 }
@@ -591,9 +605,366 @@ fn state_leaking_between_streams_is_caught() {
     assert_eq!(err.mismatch().unwrap().split_number(), 2);
 }
 
+// ---- panics and errors -----------------------------------------------
+
+#[test]
+fn a_panicking_stream_filter_is_reported_with_its_split_and_message() {
+    // Slices each chunk at a fixed length: fine on the whole input, a
+    // panic on the first chunk shorter than that.
+    let err = check_chunk_invariant(
+        |chunks: Chunks<'_, str>| {
+            chunks
+                .map(|c| {
+                    assert!(c.len() >= 3, "chunk {c:?} is too short");
+                    c[..3].to_owned()
+                })
+                .collect::<Vec<_>>()
+        },
+        |w: &str| w[..3].to_owned(),
+        "abcd",
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Panicked);
+    assert!(err.mismatch().is_none());
+    let f = err.failure().unwrap();
+    assert!(f.panicked());
+    assert_eq!(f.cuts(), Some(&[1][..]));
+    assert_eq!(f.split_number(), Some(2));
+    assert_eq!(f.shrunk_from(), None);
+    assert_eq!(f.rerun(), None);
+    assert_eq!(f.message(), r#"chunk "a" is too short"#);
+    assert_eq!(
+        err.to_string(),
+        "stream filter panicked\n\
+         \x20 input:    \"abcd\"\n\
+         \x20 split:    [\"a\", \"bcd\"] (cut at 1)\n\
+         \x20 panic:    chunk \"a\" is too short\n\
+         \x20 split #2 in the order tried; generated splits run fewest parts first"
+    );
+}
+
+#[test]
+fn a_panicking_whole_filter_is_reported_without_a_split() {
+    let streams = Cell::new(0);
+    let err = check_chunk_invariant(
+        |chunks: Chunks<'_, str>| {
+            streams.set(streams.get() + 1);
+            chunks
+        },
+        |_: &str| -> String { panic!("whole filter broke") },
+        "ab",
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Panicked);
+    let f = err.failure().unwrap();
+    assert_eq!((f.cuts(), f.chunks(), f.split_number()), (None, None, None));
+    assert_eq!(
+        err.to_string(),
+        "whole-input filter panicked\n  input:    \"ab\"\n  panic:    whole filter broke"
+    );
+    assert_eq!(streams.get(), 0);
+}
+
+#[test]
+fn a_panic_with_a_payload_that_is_not_a_string_is_still_reported() {
+    let err = check_chunk_invariant(
+        |_: Chunks<'_, str>| -> Vec<String> { std::panic::panic_any(7_u32) },
+        keep,
+        "ab",
+    )
+    .unwrap_err();
+    let f = err.failure().unwrap();
+    assert_eq!(f.cuts(), Some(&[][..]));
+    assert_eq!(f.message(), "(a panic whose payload is not a string)");
+}
+
+/// A hold-back redactor whose steps return a `Result`: `feed` fails once
+/// it holds more than `cap` bytes, `flush` fails when `fail_flush`.
+struct Capped {
+    inner: HoldBack,
+    cap: usize,
+    fail_flush: bool,
+}
+
+impl Capped {
+    fn feed(&mut self, chunk: &str) -> Result<String, String> {
+        let out = self.inner.feed(chunk);
+        match self.inner.held().len() {
+            n if n > self.cap => Err(format!("{n} bytes held")),
+            _ => Ok(out),
+        }
+    }
+
+    fn flush(&mut self) -> Result<String, String> {
+        match self.fail_flush {
+            true => Err("flush refused".to_owned()),
+            false => Ok(self.inner.flush()),
+        }
+    }
+}
+
+#[test]
+fn try_per_chunk_passes_when_every_step_is_ok_and_reports_the_first_err() {
+    let capped = |cap, fail_flush| {
+        try_per_chunk(
+            |c, r: &mut Capped| r.feed(c),
+            move || Capped {
+                inner: HoldBack::new(),
+                cap,
+                fail_flush,
+            },
+            Capped::flush,
+        )
+    };
+    assert_eq!(
+        check_chunk_invariant_with(capped(16, false), redact, INPUT, Splits::UpTo(3)),
+        Ok(1 + 18 + 153)
+    );
+    let err = check_chunk_invariant(capped(2, false), redact, INPUT).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::FilterFailed);
+    let f = err.failure().unwrap();
+    assert!(!f.panicked());
+    assert_eq!(f.chunks(), Some(vec![&b"use sk-"[..], b"AbCd1234 now"]));
+    assert_eq!(f.message(), "chunk 1 of 2: 3 bytes held");
+    assert!(
+        err.to_string()
+            .contains("\n  error:    chunk 1 of 2: 3 bytes held\n"),
+        "{err}"
+    );
+    let err = check_chunk_invariant(capped(16, true), redact, INPUT).unwrap_err();
+    let f = err.failure().unwrap();
+    assert_eq!(f.cuts(), Some(&[][..]));
+    assert_eq!(f.message(), "flush after 1 chunks: flush refused");
+}
+
+#[test]
+fn per_chunk_default_makes_each_stream_a_default_state() {
+    let err = check_chunk_invariant(
+        per_chunk_default(
+            |c: &str, seen: &mut String| {
+                seen.push_str(c);
+                seen.to_uppercase()
+            },
+            |_| String::new(),
+        ),
+        |w: &str| w.to_uppercase(),
+        "abc",
+    )
+    .unwrap_err();
+    // "a" then "abc" upper-cased: the state starts empty on each stream.
+    assert_eq!(err.mismatch().unwrap().streamed(), b"AABC");
+    assert_eq!(err.mismatch().unwrap().split_number(), 2);
+}
+
+// ---- shrinking -------------------------------------------------------
+
+#[test]
+fn a_random_failure_shrinks_to_the_first_cut_inside_the_key() {
+    let input = format!("{}sk-AbCd1234{}", "x".repeat(40), "y".repeat(40));
+    for seed in 0..8 {
+        let err = check_chunk_invariant_with(
+            redact_each_chunk,
+            redact,
+            input.as_str(),
+            Splits::Random {
+                count: 300,
+                seed,
+                max_parts: 6,
+            },
+        )
+        .unwrap_err();
+        let m = err.mismatch().unwrap();
+        // Every failing split has a cut inside the key (41..=50); one cut
+        // is enough, and the earliest that fails is after its "s".
+        assert_eq!(m.cuts(), [41], "seed {seed}: {err}");
+        if let Some(from) = m.shrunk_from() {
+            assert!(from.iter().any(|c| (41..=50).contains(c)), "{err}");
+        }
+        assert_eq!(m.streamed(), input.as_bytes());
+    }
+}
+
+#[test]
+fn shrinking_keeps_the_cuts_a_bug_needs_and_is_locally_minimal() {
+    // The filter that remembers one chunk needs two cuts to fail.
+    let filter = || {
+        per_chunk(
+            |c, r: &mut OneChunkMemory| r.feed(c),
+            OneChunkMemory::default,
+            |r| r.0.flush(),
+        )
+    };
+    let given = vec![2, 5, 6, 9, 12, 16];
+    let err =
+        check_chunk_invariant_with(filter(), redact, INPUT, Splits::Cuts(vec![given.clone()]))
+            .unwrap_err();
+    let m = err.mismatch().unwrap();
+    assert_eq!(m.shrunk_from(), Some(given.as_slice()));
+    let cuts = m.cuts().to_vec();
+    assert_eq!(cuts.len(), 2, "{err}");
+    // Locally minimal, checked by running the neighbours: dropping any
+    // cut, or moving any cut one character earlier, passes.
+    let passes = |cuts: Vec<usize>| {
+        check_chunk_invariant_with(filter(), redact, INPUT, Splits::Cuts(vec![cuts])).is_ok()
+    };
+    for i in 0..cuts.len() {
+        let mut dropped = cuts.clone();
+        dropped.remove(i);
+        assert!(passes(dropped), "{err}");
+        let floor = if i == 0 { 0 } else { cuts[i - 1] };
+        if cuts[i] - 1 > floor {
+            let mut moved = cuts.clone();
+            moved[i] -= 1;
+            assert!(passes(moved), "{err}");
+        }
+    }
+    assert!(!passes(cuts));
+}
+
+#[test]
+fn a_panic_on_a_given_split_shrinks_to_a_split_that_panics() {
+    // Panics on any chunk that holds a "-" but is not the whole input.
+    let err = check_chunk_invariant_with(
+        |chunks: Chunks<'_, str>| {
+            chunks
+                .map(|c| {
+                    assert!(c == INPUT || !c.contains('-'), "a dash in {c:?}");
+                    c.to_owned()
+                })
+                .collect::<Vec<_>>()
+        },
+        keep,
+        INPUT,
+        Splits::Cuts(vec![vec![3, 8, 12]]),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Panicked);
+    let f = err.failure().unwrap();
+    assert_eq!(f.shrunk_from(), Some(&[3, 8, 12][..]));
+    assert_eq!(f.cuts(), Some(&[1][..]));
+    assert_eq!(f.message(), r#"a dash in "se sk-AbCd1234 now""#);
+}
+
+#[test]
+fn shrinking_stops_after_its_run_budget() {
+    // Fails only on splits of exactly 2,000 chunks: no cut of the split
+    // given can be dropped, and trying each one would take 1,999 runs.
+    let input = "a".repeat(2000);
+    let runs = Cell::new(0);
+    let err = check_chunk_invariant_with(
+        |chunks: Chunks<'_, str>| {
+            runs.set(runs.get() + 1);
+            let many = chunks.len() == 2000;
+            chunks.map(move |c| if many { c.to_uppercase() } else { c.to_owned() })
+        },
+        keep,
+        input.as_str(),
+        Splits::Cuts(vec![(1..2000).collect()]),
+    )
+    .unwrap_err();
+    let m = err.mismatch().unwrap();
+    assert_eq!(m.shrunk_from(), None);
+    assert_eq!(m.cuts().len(), 1999);
+    let text = err.to_string();
+    assert!(
+        text.ends_with(
+            "split #1 in the order given; shrinking stopped after 1000 runs without a smaller split"
+        ),
+        "{text}"
+    );
+    // The split, its re-run, and the budget.
+    assert_eq!(runs.get(), 2 + 1000);
+}
+
+// ---- non-determinism -------------------------------------------------
+
+#[test]
+fn a_whole_filter_that_changes_between_runs_is_called_out() {
+    let calls = Cell::new(0);
+    let err = check_chunk_invariant(
+        identity,
+        |w: &str| {
+            calls.set(calls.get() + 1);
+            format!("{w}{}", calls.get())
+        },
+        "ab",
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotDeterministic);
+    let m = err.mismatch().unwrap();
+    assert_eq!(m.whole(), b"ab1");
+    assert_eq!(m.rerun(), Some(&Rerun::WholeGave(b"ab2".to_vec())));
+    let text = err.to_string();
+    assert!(
+        text.starts_with("stream filter is not deterministic\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\n  again:    the whole-input filter gave \"ab2\" when run again"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_failing_split_that_passes_on_a_rerun_is_called_out_and_not_shrunk() {
+    // Drops the last character of the third stream only.
+    let streams = Cell::new(0);
+    let err = check_chunk_invariant_with(
+        |chunks: Chunks<'_, str>| {
+            streams.set(streams.get() + 1);
+            let mut out: String = chunks.collect();
+            if streams.get() == 3 {
+                out.pop();
+            }
+            vec![out]
+        },
+        keep,
+        "abcd",
+        Splits::Cuts(vec![vec![], vec![1], vec![1, 2, 3]]),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotDeterministic);
+    let m = err.mismatch().unwrap();
+    assert_eq!(m.cuts(), [1, 2, 3]);
+    assert_eq!(m.shrunk_from(), None);
+    assert_eq!(m.streamed(), b"abc");
+    assert_eq!(m.rerun(), Some(&Rerun::StreamGave(b"abcd".to_vec())));
+    assert!(
+        err.to_string()
+            .ends_with("\n  again:    the same split gave \"abcd\" when run again"),
+        "{err}"
+    );
+    // The split, its re-run, and nothing more.
+    assert_eq!(streams.get(), 4);
+}
+
+#[test]
+fn a_split_that_panics_only_sometimes_is_called_out() {
+    let streams = Cell::new(0);
+    let err = check_chunk_invariant(
+        |chunks: Chunks<'_, str>| {
+            streams.set(streams.get() + 1);
+            assert!(streams.get() != 2, "second stream");
+            chunks
+        },
+        keep,
+        "abc",
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotDeterministic);
+    let f = err.failure().unwrap();
+    assert_eq!(f.message(), "second stream");
+    assert_eq!(f.rerun(), Some(&Rerun::StreamGave(b"abc".to_vec())));
+    assert!(
+        err.to_string()
+            .starts_with("stream filter is not deterministic\n"),
+        "{err}"
+    );
+}
+
 // ---- async -----------------------------------------------------------
 
-#[cfg(feature = "async")]
+#[cfg(feature = "stream")]
 mod async_path {
     use std::future::Future;
     use std::pin::{pin, Pin};
@@ -759,6 +1130,27 @@ mod async_path {
     }
 
     #[test]
+    fn a_panic_while_the_async_filter_is_polled_is_reported_with_its_split() {
+        fn fragile(chunks: Chunks<'_, str>) -> impl Stream<Item = String> + '_ {
+            Yielding::new(chunks, |c| {
+                let c = c.unwrap_or_default();
+                assert!(!c.starts_with('k'), "a chunk starts with k");
+                c.to_owned()
+            })
+        }
+        let err = block_on(check_chunk_invariant_async(
+            fragile,
+            str::to_owned,
+            "use sk-AbCd1234 now",
+        ))
+        .unwrap_err();
+        assert_eq!(err.kind(), chunk_invariance::ErrorKind::Panicked);
+        let f = err.failure().unwrap();
+        assert_eq!(f.cuts(), Some(&[5][..]));
+        assert_eq!(f.message(), "a chunk starts with k");
+    }
+
+    #[test]
     fn blocking_waits_for_a_wake_from_another_thread() {
         /// Pending until a thread it started wakes it.
         struct Later<'a> {
@@ -806,7 +1198,9 @@ mod async_path {
 #[cfg(feature = "proptest")]
 mod strategies {
     use chunk_invariance::examples::{redact, redact_each_chunk, redact_holding_back};
-    use chunk_invariance::strategy::{input_and_split, split_of};
+    use chunk_invariance::strategy::{
+        input_and_split, input_and_split_up_to, split_of, split_of_up_to,
+    };
     use chunk_invariance::{check_chunk_invariant_with, Splits};
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestError, TestRunner};
@@ -892,6 +1286,50 @@ mod strategies {
         };
         assert_eq!(input.len(), 11, "{input:?}");
         assert_eq!(split.len(), 2, "{split:?}");
+    }
+
+    #[test]
+    fn split_of_up_to_bounds_the_parts_and_shrinks_to_one_cut() {
+        let seen_most = std::cell::Cell::new(false);
+        runner()
+            .run(&split_of_up_to(INPUT, 4), |split| {
+                prop_assert!(split.len() <= 4);
+                prop_assert_eq!(split.concat(), INPUT);
+                seen_most.set(seen_most.get() || split.len() == 4);
+                Ok(())
+            })
+            .unwrap();
+        assert!(seen_most.get());
+        let result = runner().run(&split_of_up_to(INPUT, 4), |split| {
+            check_chunk_invariant_with(redact_each_chunk, redact, INPUT, Splits::explicit([&split]))
+                .map(|_| ())
+                .map_err(TestCaseError::from)
+        });
+        let Err(TestError::Fail(_, minimal)) = result else {
+            panic!("the broken redactor passed: {result:?}")
+        };
+        assert_eq!(minimal.len(), 2, "{minimal:?}");
+        // An input with no cut point has only itself.
+        runner()
+            .run(&split_of_up_to("x", 3), |split| {
+                prop_assert_eq!(split, vec!["x".to_owned()]);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn input_and_split_up_to_bounds_the_parts() {
+        runner()
+            .run(
+                &input_and_split_up_to("[a-z]{0,12}", 2),
+                |(input, split)| {
+                    prop_assert!(split.len() <= 2);
+                    prop_assert_eq!(split.concat(), input);
+                    Ok(())
+                },
+            )
+            .unwrap();
     }
 
     #[test]
