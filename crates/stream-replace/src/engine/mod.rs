@@ -62,6 +62,9 @@ pub(crate) struct Program {
     /// look-behind kind.
     classes: [u8; 256],
     nclasses: usize,
+    /// The bytes a match can start with (an over-approximation from the
+    /// NFA; every byte when a rule can match empty).
+    first: [u64; 4],
     /// Whether the fast paths run (idle scans, the prefilter, the tight
     /// loops, stepping a long-lived thread alone, settling at the end of a
     /// feed). Off, every byte goes through the general thread loop, so the
@@ -114,6 +117,7 @@ impl Program {
         for (lb, row) in may_start.iter_mut().enumerate() {
             *row = start_row(&dfa, &mut cache, (lb > 0).then(|| (lb - 1) as u8));
         }
+        let first = nfa::first_bytes(dfa.get_nfa());
         let never = sources.is_empty() || may_start.iter().all(|r| *r == [0; 4]);
         let prefilter = regex_automata::util::syntax::parse_many(sources)
             .ok()
@@ -140,6 +144,7 @@ impl Program {
             prefilter,
             classes,
             nclasses: seen.len(),
+            first,
             fast: config.get_fast_paths(),
         })
     }
@@ -204,6 +209,11 @@ impl Program {
     #[inline(always)]
     fn kind(&self, lb: Option<u8>) -> u8 {
         lb.map_or(KIND_TEXT, byte_kind)
+    }
+
+    /// Whether a match can start with byte `b`, whatever surrounds it.
+    fn can_begin(&self, b: u8) -> bool {
+        self.first[(b >> 6) as usize] & (1 << (b & 63)) != 0
     }
 
     #[inline(always)]
@@ -1468,10 +1478,22 @@ impl Stream {
                 self.mode = Mode::Dfa;
                 break true;
             }
-            if p >= end || !self.nfa_ready(p, eof) {
+            if p >= end {
                 break false;
             }
             let b = self.buf[p - self.base];
+            if !self.nfa_ready(p, eof) {
+                // The character at `p` is cut by the end of the buffer, so
+                // look-around there cannot be judged yet. With nothing alive
+                // and no match able to start with its first byte, its bytes
+                // belong to no match: step over them (releasing them), as
+                // the DFA would.
+                if self.nthreads.is_empty() && self.best.is_none() && !prog.can_begin(b) {
+                    self.pos = p + 1;
+                    continue;
+                }
+                break false;
+            }
             let hay = &self.buf[..];
             let at = p - self.base;
             let mut old = std::mem::take(&mut self.nthreads);

@@ -153,3 +153,44 @@ impl Scratch {
         }
     }
 }
+
+/// The bytes a match can start with, over-approximated: the bytes that
+/// some state reachable from the anchored start by epsilon transitions
+/// consumes, every look-around taken as passing. Returns every byte when
+/// a match can be empty (its start then depends on look-around alone).
+pub(crate) fn first_bytes(nfa: &NFA) -> [u64; 4] {
+    let mut set = [0u64; 4];
+    let mut add = |lo: u8, hi: u8| {
+        for b in lo..=hi {
+            set[(b >> 6) as usize] |= 1 << (b & 63);
+        }
+    };
+    let mut seen = vec![false; nfa.states().len()];
+    let mut stack = vec![nfa.start_anchored()];
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut seen[id.as_usize()], true) {
+            continue;
+        }
+        match nfa.state(id) {
+            State::ByteRange { trans } => add(trans.start, trans.end),
+            State::Sparse(sparse) => {
+                for t in sparse.transitions.iter() {
+                    add(t.start, t.end);
+                }
+            }
+            State::Dense(dense) => {
+                for (b, next) in dense.transitions.iter().enumerate() {
+                    if *next != StateID::ZERO {
+                        add(b as u8, b as u8);
+                    }
+                }
+            }
+            State::Match { .. } => return [u64::MAX; 4],
+            State::Look { next, .. } | State::Capture { next, .. } => stack.push(*next),
+            State::Union { alternates } => stack.extend(alternates.iter().copied()),
+            State::BinaryUnion { alt1, alt2 } => stack.extend([*alt1, *alt2]),
+            State::Fail => {}
+        }
+    }
+    set
+}

@@ -432,7 +432,21 @@ fn check_holdback(rules: &[Rule], prefix: &str) -> Result<(), TestCaseError> {
 /// [`check_holdback`], trying the suffixes of `extra` as continuations too.
 fn check_holdback_with(rules: &[Rule], prefix: &str, extra: &[&str]) -> Result<(), TestCaseError> {
     let continuations = continuations(extra);
-    let compiled = compile(rules);
+    // The NFA fallback (forced by a tiny cache) must hold no more than the
+    // DFA path.
+    for engine in [Engine::Fast, Engine::TinyCache] {
+        check_holdback_on(rules, prefix, &continuations, engine)?;
+    }
+    Ok(())
+}
+
+fn check_holdback_on(
+    rules: &[Rule],
+    prefix: &str,
+    continuations: &[String],
+    engine: Engine,
+) -> Result<(), TestCaseError> {
+    let compiled = compile_for(rules, engine);
     let oracle = Oracle::new(rules);
     let mut r = compiled.replacer();
     let emitted = r
@@ -447,7 +461,7 @@ fn check_holdback_with(rules: &[Rule], prefix: &str, extra: &[&str]) -> Result<(
             oracle.matches(whole.as_bytes()).iter().any(|m| m.1 == h)
         })
     };
-    for c in &continuations {
+    for c in continuations {
         let whole = format!("{prefix}{c}");
         let out = oracle.replace(whole.as_bytes());
         prop_assert!(
@@ -460,8 +474,8 @@ fn check_holdback_with(rules: &[Rule], prefix: &str, extra: &[&str]) -> Result<(
     let witness = held == 0 || starts_at_h(prefix);
     prop_assert!(
         witness,
-        "after feed({prefix:?}) the stream holds {:?}, but no continuation tried makes a match \
-         start there",
+        "after feed({prefix:?}) the stream ({engine:?}) holds {:?}, but no continuation tried \
+         makes a match start there",
         &prefix[h..]
     );
     Ok(())

@@ -214,3 +214,54 @@ fn completed_match_is_released_at_once_with_unicode_word_boundaries() {
     assert_eq!(r.held(), 0);
     assert_eq!(r.flush().unwrap(), "");
 }
+
+/// The NFA fallback (after a cache clear, or for a Unicode `\b` rule on
+/// non-ASCII text) held a character cut at the end of a feed although no
+/// match can start with it; the DFA path releases it at once. Both must.
+#[test]
+fn nfa_fallback_releases_a_cut_character_no_match_can_start_with() {
+    let cases: &[(&[&str], usize, &[u8], &[u8])] = &[
+        (&["cd"], 1, b"cd\xF0\x9F", b"<0>\xF0\x9F"),
+        (&["cd"], 2 << 20, b"cd\xF0\x9F", b"<0>\xF0\x9F"),
+        (
+            &[r"\bfoo\b", "cd"],
+            2 << 20,
+            b"\xC3\xA9 xy\xF0\x9F",
+            b"\xC3\xA9 xy\xF0\x9F",
+        ),
+        (
+            &[r"\bfoo\b", "cd"],
+            1,
+            b"\xC3\xA9 xy\xF0\x9F",
+            b"\xC3\xA9 xy\xF0\x9F",
+        ),
+        (&[r"(?m)\n^"], 1, b"b\n", b"b<0>"),
+    ];
+    for &(pats, cache, input, want) in cases {
+        let mut b = Rules::builder();
+        for (i, p) in pats.iter().enumerate() {
+            b.regex(p, format!("<{i}>"));
+        }
+        let rules = b
+            .config(stream_replace::Config::new().cache_capacity(cache))
+            .build()
+            .unwrap();
+        let mut r = rules.replacer();
+        let out = r.feed_bytes(input).unwrap();
+        assert_eq!(
+            (out.as_slice(), r.held()),
+            (want, 0),
+            "{pats:?} with cache {cache} on {input:?}"
+        );
+    }
+    // A cut character that a rule can start with is still held.
+    let rules = Rules::builder()
+        .literal("😀", "<smile>")
+        .regex(r"\bfoo\b", "<foo>")
+        .build()
+        .unwrap();
+    let mut r = rules.replacer();
+    assert_eq!(r.feed_bytes(b"\xC3\xA9 \xF0\x9F").unwrap(), b"\xC3\xA9 ");
+    assert_eq!(r.held(), 2);
+    assert_eq!(r.feed_bytes(b"\x98\x80!").unwrap(), b"<smile>!");
+}
