@@ -125,25 +125,35 @@ impl Replacement {
             Kind::Literal(s) => Compiled::Literal(s.as_bytes().into()),
             Kind::Closure(f) => Compiled::Closure(f.clone()),
             Kind::Template(t) => {
-                let parts = parse_template(t.as_bytes(), |name| {
+                let parts = parse_template(t.as_bytes(), |name, braced| {
                     let idx = match name.parse::<usize>() {
                         Ok(i) if i < info.group_len(PatternID::ZERO) => Some(i),
                         Ok(_) => None,
                         Err(_) => info.to_index(PatternID::ZERO, name),
                     };
                     idx.ok_or_else(|| {
-                        let hint = match name.find(|c: char| !c.is_ascii_digit()) {
-                            Some(k) if k > 0 => {
-                                format!("; to follow group {} by text, write ${{{}}}", &name[..k], &name[..k])
-                            }
-                            _ => String::new(),
+                        let written = if braced {
+                            format!("${{{name}}}")
+                        } else {
+                            format!("${name}")
                         };
-                        Error::new(
-                            ErrorKind::UnknownGroup,
-                            Some(rule),
-                            Some(pattern),
-                            format!("the template {t:?} names group {name:?}, which the pattern does not define{hint}"),
-                        )
+                        let mut message = format!(
+                            "the template {t:?} refers to group {name:?} with {written:?}, \
+                             which the pattern does not define"
+                        );
+                        if let Some(k) = name.find(|c: char| !c.is_ascii_digit()) {
+                            if k > 0 && !braced {
+                                let group = &name[..k];
+                                message += &format!(
+                                    "; to follow group {group} by text, write ${{{group}}}"
+                                );
+                            }
+                        }
+                        // `"cost $5"` most likely meant a dollar sign.
+                        if !braced {
+                            message += "; to insert a literal \"$\", write \"$$\"";
+                        }
+                        Error::new(ErrorKind::UnknownGroup, Some(rule), Some(pattern), message)
                     })
                 })?;
                 if parts.iter().all(|p| matches!(p, Part::Text(_))) {
@@ -229,10 +239,11 @@ impl fmt::Debug for Compiled {
 }
 
 /// Parses a template in the syntax of `regex`'s `Captures::expand`,
-/// resolving each group reference with `resolve`.
+/// resolving each group reference with `resolve` (given the name, and
+/// whether it was written in braces).
 fn parse_template(
     mut t: &[u8],
-    mut resolve: impl FnMut(&str) -> Result<usize, Error>,
+    mut resolve: impl FnMut(&str, bool) -> Result<usize, Error>,
 ) -> Result<Vec<Part>, Error> {
     let mut parts = Vec::new();
     let mut text = Vec::new();
@@ -277,7 +288,7 @@ fn parse_template(
         if !text.is_empty() {
             parts.push(Part::Text(std::mem::take(&mut text)));
         }
-        parts.push(Part::Group(resolve(name)?));
+        parts.push(Part::Group(resolve(name, braced.is_some())?));
         t = rest;
     }
     if !text.is_empty() {
@@ -639,7 +650,7 @@ mod tests {
     use super::*;
 
     fn try_parse(t: &str) -> Result<Vec<Part>, Error> {
-        parse_template(t.as_bytes(), |n| {
+        parse_template(t.as_bytes(), |n, _| {
             n.parse::<usize>()
                 .or_else(|_| if n == "x" { Ok(7) } else { Err(()) })
                 .map_err(|_| Error::new(ErrorKind::UnknownGroup, None, None, n))

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use regex_automata::meta;
+use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
 use regex_automata::Input;
 
@@ -534,24 +535,38 @@ impl RulesBuilder {
                 .configure(meta_config(&self.config).utf8_empty(false))
                 .syntax(syntax::Config::new())
                 .build(&source)
-                .map_err(|e| build_error(e, Some(i), pattern.as_str()))?;
+                .map_err(|e| Error::from_regex(e).blame(i, pattern.as_str(), None))?;
             replacements.push(replacement.compile(i, pattern.as_str(), single.group_info())?);
             singles.push(single);
             sources.push(source);
         }
+        // The engine goes first: when the set is over the size limit, it
+        // fails in a fraction of the time `meta` takes (no capture groups,
+        // no prefilter to build first).
+        let program = Program::new(&sources, &self.config).map_err(|e| {
+            self.blame_set(e, &sources, |some| {
+                Program::new(some, &self.config).is_err()
+            })
+        })?;
         // UTF-8 empty matches are filtered in `replace_all_bytes` instead:
         // `meta`'s own filter also drops a non-empty match that ends before a
         // stray continuation byte (when a rule can match empty), which the
         // streams keep.
-        let all = meta::Builder::new()
-            .configure(meta_config(&self.config).utf8_empty(false))
-            .build_many(&sources)
-            .map_err(|e| {
-                let rule = e.pattern().map(|p| p.as_usize());
-                let pat = rule.map_or("", |r| self.rules[r].0.as_str());
-                build_error(e, rule, pat)
-            })?;
-        let program = Program::new(&sources, &self.config)?;
+        let all_builder = || {
+            let mut b = meta::Builder::new();
+            b.configure(meta_config(&self.config).utf8_empty(false));
+            b
+        };
+        let all = all_builder().build_many(&sources).map_err(|e| {
+            let rule = e.pattern().map(|p| p.as_usize());
+            let err = Error::from_regex(e);
+            match rule {
+                Some(i) => err.blame(i, self.rules[i].0.as_str(), None),
+                None => self.blame_set(err, &sources, |some| {
+                    all_builder().build_many(some).is_err()
+                }),
+            }
+        })?;
         Ok(Rules {
             inner: Arc::new(Inner {
                 patterns: self.rules.iter().map(|(p, _)| p.clone()).collect(),
@@ -563,6 +578,80 @@ impl RulesBuilder {
             }),
         })
     }
+
+    /// Names the rule to blame for `err`, an error building all of
+    /// `sources` together, where each rule built alone; `fails` repeats the
+    /// build that failed.
+    fn blame_set(
+        &self,
+        err: Error,
+        sources: &[String],
+        fails: impl Fn(&[String]) -> bool,
+    ) -> Error {
+        if err.kind() != &ErrorKind::TooBig {
+            return self.blame(err, sources, fails);
+        }
+        // Over the size limit, rules are tried on the NFAs alone: a whole
+        // build of a large prefix takes seconds, its NFAs a fraction of
+        // that. These are the largest NFAs `meta` builds (forward with
+        // capture groups, reverse), and the engine's is no larger than the
+        // forward one.
+        let limit = Some(self.config.get_size_limit());
+        let nfa_too_big = |some: &[String]| {
+            let forward = thompson::Config::new()
+                .utf8(false)
+                .shrink(false)
+                .nfa_size_limit(limit);
+            let reverse = forward
+                .clone()
+                .which_captures(thompson::WhichCaptures::None)
+                .reverse(true);
+            [forward, reverse].into_iter().any(|config| {
+                thompson::Compiler::new()
+                    .configure(config)
+                    .build_many(some)
+                    .is_err()
+            })
+        };
+        if nfa_too_big(sources) {
+            self.blame(err, sources, nfa_too_big)
+        } else {
+            err
+        }
+    }
+
+    /// Names the rule to blame for `err`, an error building all of
+    /// `sources` together, where each rule built alone: the first rule `k`
+    /// such that rules `0..=k` fail to build together (by `fails`) while
+    /// rules `0..k` build. Only on the error path: about `log2(n)` builds
+    /// of prefixes, and one of rule `k` alone.
+    fn blame(&self, err: Error, sources: &[String], fails: impl Fn(&[String]) -> bool) -> Error {
+        if sources.is_empty() {
+            return err;
+        }
+        // Invariant: `sources[..lo]` builds and `sources[..hi]` fails.
+        let (mut lo, mut hi) = (0, sources.len());
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fails(&sources[..mid]) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        let k = hi - 1;
+        let pattern = self.rules[k].0.as_str();
+        if k == 0 || err.kind() != &ErrorKind::TooBig || fails(&sources[k..hi]) {
+            return err.blame(k, pattern, None);
+        }
+        let message = format!(
+            "rules 0 to {k} together exceed the size limit of {} bytes, though rules 0 to {} \
+             fit and rule {k} fits alone; raise the limit with Config::size_limit",
+            self.config.get_size_limit(),
+            k - 1,
+        );
+        err.blame(k, pattern, Some(message))
+    }
 }
 
 fn meta_config(config: &Config) -> meta::Config {
@@ -570,22 +659,6 @@ fn meta_config(config: &Config) -> meta::Config {
         .nfa_size_limit(Some(config.size_limit))
         .onepass_size_limit(Some(config.size_limit))
         .hybrid_cache_capacity(config.cache_capacity)
-}
-
-fn build_error(e: meta::BuildError, rule: Option<usize>, pattern: &str) -> Error {
-    let pattern = rule.map(|_| pattern);
-    if let Some(se) = e.syntax_error() {
-        Error::new(ErrorKind::Syntax, rule, pattern, se.to_string())
-    } else if let Some(limit) = e.size_limit() {
-        Error::new(
-            ErrorKind::TooBig,
-            rule,
-            pattern,
-            format!("compiled size exceeds the limit of {limit} bytes (see Config::size_limit)"),
-        )
-    } else {
-        Error::new(ErrorKind::Build, rule, pattern, e.to_string())
-    }
 }
 
 /// A compiled, immutable set of rules.

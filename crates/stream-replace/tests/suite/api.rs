@@ -1,0 +1,163 @@
+//! Build errors: each names its rule, keeps its cause and says which
+//! limit to raise.
+
+use std::error::Error as _;
+
+use regex_automata::nfa::thompson;
+use stream_replace::{Config, Error, ErrorKind, Rules};
+
+fn err(b: &mut stream_replace::RulesBuilder) -> Error {
+    match b.build() {
+        Ok(r) => panic!("expected an error, built {r:?}"),
+        Err(e) => e,
+    }
+}
+
+/// The size limit reported by the first `thompson::BuildError` among the
+/// error's sources.
+fn nfa_size_limit(e: &Error) -> Option<usize> {
+    let mut next = e.source();
+    while let Some(s) = next {
+        if let Some(nfa) = s.downcast_ref::<thompson::BuildError>() {
+            return nfa.size_limit();
+        }
+        next = s.source();
+    }
+    None
+}
+
+fn words(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("w{i:05}x")).collect()
+}
+
+// ---- build errors ----
+
+#[test]
+fn huge_alternation_names_its_rule_cause_and_limit() {
+    // 4,000 literals in one regex: `meta` matches such a pattern with
+    // Aho-Corasick alone, so the rule builds on its own there, and it is
+    // the streaming engine's NFA that goes over the limit.
+    let limit = 64 << 10;
+    let alternation = words(4000).join("|");
+    let e = err(Rules::builder()
+        .literal("a", "b")
+        .regex(&alternation, "X")
+        .config(Config::new().size_limit(limit)));
+    assert_eq!(e.kind(), &ErrorKind::TooBig, "{e}");
+    assert_eq!(e.rule(), Some(1));
+    assert_eq!(e.pattern(), Some(alternation.as_str()));
+    assert_eq!(nfa_size_limit(&e), Some(limit), "{:?}", e.source());
+    let shown = e.to_string();
+    assert!(shown.starts_with("rule 1 ("), "{shown}");
+    assert!(shown.contains("Config::size_limit"), "{shown}");
+    assert!(shown.contains(&limit.to_string()), "{shown}");
+    // The pattern is shortened in the message, not repeated whole.
+    assert!(shown.len() < 400, "{} bytes: {shown}", shown.len());
+    assert!(shown.contains(&format!("{} bytes in all", alternation.len())));
+}
+
+#[test]
+fn rules_too_big_together_name_the_first_over_the_limit() {
+    let limit = 64 << 10;
+    let config = || Config::new().size_limit(limit);
+    let literals = words(2000);
+    let mut b = Rules::builder();
+    for w in &literals {
+        b.literal(w, "X");
+    }
+    let e = err(b.config(config()));
+    assert_eq!(e.kind(), &ErrorKind::TooBig, "{e}");
+    let k = e.rule().expect("a rule to blame");
+    assert!(k > 0 && k < literals.len(), "{k}");
+    assert_eq!(e.pattern(), Some(literals[k].as_str()));
+    assert_eq!(nfa_size_limit(&e), Some(limit), "{:?}", e.source());
+    let shown = e.to_string();
+    assert!(
+        shown.contains(&format!("rules 0 to {k} together")),
+        "{shown}"
+    );
+    assert!(shown.contains("Config::size_limit"), "{shown}");
+    // What the message says holds: the rules before `k` build, and with
+    // rule `k` they do not.
+    let prefix = |n: usize| {
+        let mut b = Rules::builder();
+        for w in &literals[..n] {
+            b.literal(w, "X");
+        }
+        b.config(config()).build()
+    };
+    assert!(prefix(k).is_ok());
+    assert_eq!(prefix(k + 1).unwrap_err().rule(), Some(k));
+    // And a larger limit is the cure.
+    let mut b = Rules::builder();
+    for w in &literals {
+        b.literal(w, "X");
+    }
+    b.config(Config::new().size_limit(limit * 64))
+        .build()
+        .unwrap();
+}
+
+#[test]
+fn a_rule_too_big_alone_is_named() {
+    let limit = 16 << 10;
+    let e = err(Rules::builder()
+        .literal("ok", "fine")
+        .regex(r"\w{50}", "x")
+        .regex(r"\d{2}", "y")
+        .config(Config::new().size_limit(limit)));
+    assert_eq!(e.kind(), &ErrorKind::TooBig, "{e}");
+    assert_eq!(e.rule(), Some(1));
+    assert_eq!(nfa_size_limit(&e), Some(limit));
+    let shown = e.to_string();
+    assert!(
+        shown.contains("rule 1") && shown.contains("Config::size_limit"),
+        "{shown}"
+    );
+    assert!(!shown.contains("together"), "{shown}");
+}
+
+#[test]
+fn syntax_error_keeps_the_regex_syntax_error() {
+    let e = err(Rules::builder().literal("x", "y").regex(r"a{2,1}", "z"));
+    assert_eq!(e.kind(), &ErrorKind::Syntax);
+    let syntax = e
+        .source()
+        .and_then(|s| s.downcast_ref::<regex_syntax::Error>())
+        .expect("a regex_syntax::Error as the source");
+    // The message shows the syntax error itself.
+    assert!(e.to_string().contains(&syntax.to_string()), "{e}");
+    // The error can still be cloned, with its cause.
+    assert!(e.clone().source().is_some());
+}
+
+#[test]
+fn template_with_a_stray_dollar_suggests_double_dollar() {
+    let e = err(Rules::builder().regex(r"\d+ USD", "cost $5"));
+    assert_eq!(e.kind(), &ErrorKind::UnknownGroup);
+    assert_eq!(e.rule(), Some(0));
+    assert!(e.source().is_none());
+    let shown = e.to_string();
+    assert!(shown.contains(r#"write "$$""#), "{shown}");
+    assert!(shown.contains(r#""$5""#), "{shown}");
+    // As the message says, `$$` gives a dollar sign.
+    let rules = Rules::builder()
+        .regex(r"\d+ USD", "cost $$5")
+        .build()
+        .unwrap();
+    assert_eq!(rules.replace_all("pay 5 USD"), "pay cost $5");
+
+    // `$USD` too; a braced name is clearly a reference, and gets no such
+    // hint.
+    let e = err(Rules::builder().regex(r"\d+", "$USD"));
+    assert!(e.to_string().contains(r#"write "$$""#), "{e}");
+    let e = err(Rules::builder().regex(r"(?<n>\d+)", "${nmae}"));
+    assert!(!e.to_string().contains("$$"), "{e}");
+    // `$1a` suggests both readings.
+    let e = err(Rules::builder().regex(r"(\d)", "$1a"));
+    let shown = e.to_string();
+    assert!(
+        shown.contains("${1}") && shown.contains(r#"write "$$""#),
+        "{shown}"
+    );
+}
