@@ -445,7 +445,11 @@ impl<'h> Match<'h> {
 
 /// The capture groups of a decided match, handed to replacement closures.
 ///
-/// Group 0 is the whole match.
+/// Group 0 is the whole match. As in `regex`, `caps[i]` and `caps["name"]`
+/// panic when the group does not exist or did not take part in the match,
+/// so a typo in a group name cannot silently redact nothing;
+/// [`get`](Captures::get) and [`name`](Captures::name) return `None`
+/// instead.
 ///
 /// # Example
 ///
@@ -628,20 +632,62 @@ impl fmt::Debug for Captures<'_> {
     }
 }
 
-/// The text of group `i`, or the empty string when it did not take part.
+/// The text of group `i`.
+///
+/// # Panics
+///
+/// When the pattern has no group `i`, or group `i` did not take part in the
+/// match (as in `regex`); use [`Captures::get`] to handle either case.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::Rules;
+///
+/// let rules = Rules::builder()
+///     .regex_with(r"(\w+)@(\w+)", |c| format!("{} at {}", &c[1], &c[2]))
+///     .build()?;
+/// assert_eq!(rules.replace_all("ann@home"), "ann at home");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 impl<'h> std::ops::Index<usize> for Captures<'h> {
     type Output = str;
+
     fn index(&self, i: usize) -> &str {
-        self.get(i).map_or("", |m| m.as_str())
+        match self.get(i) {
+            Some(m) => m.as_str(),
+            None => panic!("no group at index '{i}'"),
+        }
     }
 }
 
-/// The text of the group named `name`, or the empty string when it did not
-/// take part.
-impl<'h> std::ops::Index<&str> for Captures<'h> {
+/// The text of the group named `name`.
+///
+/// # Panics
+///
+/// When the pattern has no group named `name`, or that group did not take
+/// part in the match (as in `regex`); use [`Captures::name`] to handle
+/// either case.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::Rules;
+///
+/// let rules = Rules::builder()
+///     .regex_with(r"(?<user>\w+)@\w+", |c| format!("[{}]", &c["user"]))
+///     .build()?;
+/// assert_eq!(rules.replace_all("ann@home"), "[ann]");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<'h, 'n> std::ops::Index<&'n str> for Captures<'h> {
     type Output = str;
-    fn index(&self, name: &str) -> &str {
-        self.name(name).map_or("", |m| m.as_str())
+
+    fn index(&self, name: &'n str) -> &str {
+        match self.name(name) {
+            Some(m) => m.as_str(),
+            None => panic!("no group named '{name}'"),
+        }
     }
 }
 

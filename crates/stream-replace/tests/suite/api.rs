@@ -1,5 +1,5 @@
-//! Build errors: each names its rule, keeps its cause and says which
-//! limit to raise.
+//! The API's promises: build errors name their rule, keep their cause and
+//! say which limit to raise; `Captures` indexing panics like `regex`'s.
 
 use std::error::Error as _;
 
@@ -160,4 +160,68 @@ fn template_with_a_stray_dollar_suggests_double_dollar() {
         shown.contains("${1}") && shown.contains(r#"write "$$""#),
         "{shown}"
     );
+}
+
+// ---- Captures indexing ----
+
+fn run_closure(
+    pattern: &str,
+    f: fn(&stream_replace::Captures<'_>) -> String,
+    text: &str,
+) -> String {
+    Rules::builder()
+        .regex_with(pattern, f)
+        .build()
+        .unwrap()
+        .replace_all(text)
+}
+
+#[test]
+#[should_panic(expected = "no group named 'usr'")]
+fn indexing_an_unknown_name_panics() {
+    run_closure(r"(?<user>\w+)@\w+", |c| c["usr"].to_string(), "ann@home");
+}
+
+#[test]
+#[should_panic(expected = "no group at index '2'")]
+fn indexing_an_unknown_number_panics() {
+    run_closure(r"(\w+)@\w+", |c| c[2].to_string(), "ann@home");
+}
+
+#[test]
+#[should_panic(expected = "no group at index '2'")]
+fn indexing_a_group_that_did_not_take_part_panics() {
+    run_closure(r"(a)|(b)", |c| c[2].to_string(), "a");
+}
+
+#[test]
+#[should_panic(expected = "no group named 'b'")]
+fn indexing_a_named_group_that_did_not_take_part_panics_in_a_stream() {
+    let rules = Rules::builder()
+        .regex_with(r"(?<a>a)|(?<b>b)", |c| c["b"].to_string())
+        .build()
+        .unwrap();
+    let _ = rules.replacer().feed("a");
+}
+
+#[test]
+fn get_and_name_return_none_where_indexing_panics() {
+    let out = run_closure(
+        r"(?<a>a)|(?<b>b)",
+        |c| {
+            format!(
+                "{}{}{}{}|{}",
+                c.get(1).is_some() as u8,
+                c.get(2).is_some() as u8,
+                c.name("b").is_some() as u8,
+                c.get(3).is_some() as u8,
+                c.name("nope").is_some() as u8,
+            )
+        },
+        "a",
+    );
+    assert_eq!(out, "1000|0");
+    // Participating groups index as their text, an empty group included.
+    let out = run_closure(r"(\w)(\d*)", |c| format!("{}[{}]", &c[1], &c[2]), "x");
+    assert_eq!(out, "x[]");
 }
