@@ -30,6 +30,11 @@ use crate::rules::{HeldLimit, Out, Rules, StrOut};
 /// stray continuation byte (it treats that end as splitting a character);
 /// streams and [`Rules::replace_all_bytes`] keep and replace it.
 ///
+/// A `Replacer` is not `Clone`: a copy of a stream midway would have to
+/// hold the same text and replay it, and a fresh stream is what is
+/// usually wanted. Make one with [`Rules::replacer`] (or
+/// `replacer.rules().replacer()`).
+///
 /// # Example
 ///
 /// ```
@@ -138,6 +143,7 @@ impl Replacer {
     /// assert_eq!(r.feed("lo there")?, "bye there");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn feed(&mut self, chunk: &str) -> Result<String, StreamError> {
         let mut out = String::new();
         self.feed_into(chunk, &mut out)?;
@@ -239,6 +245,7 @@ impl Replacer {
     /// assert_eq!(out, b"cafe \xFF");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn feed_bytes(&mut self, chunk: &[u8]) -> Result<Vec<u8>, StreamError> {
         let mut out = Vec::new();
         self.feed_raw(chunk, &mut out)?;
@@ -288,6 +295,7 @@ impl Replacer {
     /// assert_eq!(r.feed("3")?, ""); // a new stream
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn flush(&mut self) -> Result<String, StreamError> {
         let mut out = String::new();
         self.flush_into(&mut out)?;
@@ -334,6 +342,7 @@ impl Replacer {
     /// assert_eq!(r.flush_bytes()?, b"N");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn flush_bytes(&mut self) -> Result<Vec<u8>, StreamError> {
         let mut out = Vec::new();
         self.flush_raw(&mut out)?;
@@ -516,14 +525,6 @@ const SHORT: usize = 16;
 /// segments double while the stream stays busy, so the per-segment cost is
 /// amortised, and the stream goes back to scanning in place once idle.
 const SEGMENT: usize = 256;
-
-impl Clone for Replacer {
-    /// A fresh stream over the same rules (the state of this stream is not
-    /// copied).
-    fn clone(&self) -> Replacer {
-        Replacer::new(self.rules.clone())
-    }
-}
 
 impl fmt::Debug for Replacer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -1,10 +1,11 @@
 //! The API's promises: build errors name their rule, keep their cause and
-//! say which limit to raise; `Captures` indexing panics like `regex`'s.
+//! say which limit to raise; `Captures` indexing panics like `regex`'s;
+//! `Replacer` is not `Clone`.
 
 use std::error::Error as _;
 
 use regex_automata::nfa::thompson;
-use stream_replace::{Config, Error, ErrorKind, Rules};
+use stream_replace::{Config, Error, ErrorKind, Replacer, Rules};
 
 fn err(b: &mut stream_replace::RulesBuilder) -> Error {
     match b.build() {
@@ -224,4 +225,41 @@ fn get_and_name_return_none_where_indexing_panics() {
     // Participating groups index as their text, an empty group included.
     let out = run_closure(r"(\w)(\d*)", |c| format!("{}[{}]", &c[1], &c[2]), "x");
     assert_eq!(out, "x[]");
+}
+
+/// Whether a type implements a trait, decided at compile time: an
+/// inherent constant, defined only where the bound holds, takes precedence
+/// over the trait's default.
+macro_rules! implements {
+    ($t:ty: $bound:path) => {{
+        struct Probe<T: ?Sized>(std::marker::PhantomData<T>);
+        #[allow(dead_code)]
+        trait Fallback {
+            const YES: bool = false;
+        }
+        impl<T: ?Sized> Fallback for Probe<T> {}
+        impl<T: ?Sized + $bound> Probe<T> {
+            #[allow(dead_code)]
+            const YES: bool = true;
+        }
+        <Probe<$t>>::YES
+    }};
+}
+
+// ---- Replacer is not Clone ----
+
+#[test]
+fn replacer_is_not_clone_and_a_fresh_stream_is_one_call_away() {
+    assert!(!implements!(Replacer: Clone));
+    // The probe does see an implementation where there is one.
+    assert!(implements!(Rules: Clone));
+
+    let rules = Rules::builder().literal("secret", "***").build().unwrap();
+    let mut a = rules.replacer();
+    assert_eq!(a.feed("my sec").unwrap(), "my ");
+    let mut b = a.rules().replacer();
+    assert_eq!(b.held(), 0);
+    assert_eq!(b.offset(), 0);
+    assert_eq!(b.feed("ret").unwrap(), "ret");
+    assert_eq!(a.feed("ret").unwrap(), "***");
 }
