@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::engine::Stream;
 use crate::error::StreamError;
+use crate::replacement::State;
 use crate::rules::{HeldLimit, Out, Rules, StrOut};
 
 /// One stream: feed it chunks, get back the text that is safe to emit.
@@ -58,6 +59,8 @@ pub struct Replacer {
     failed: Option<StreamError>,
     /// Reused output buffer of the `&str` methods.
     text_out: Vec<u8>,
+    /// The values of `Replacement::with_state` closures.
+    state: State,
 }
 
 impl Replacer {
@@ -68,6 +71,7 @@ impl Replacer {
             stream,
             failed: None,
             text_out: Vec::new(),
+            state: State::default(),
         }
     }
 
@@ -393,6 +397,86 @@ impl Replacer {
         self.failed = None;
     }
 
+    /// This stream's value of type `S` for
+    /// [`Replacement::with_state`](crate::Replacement::with_state) closures,
+    /// if a closure made one or [`Rules::replacer_with`] gave one.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(
+    ///         Pattern::literal("?"),
+    ///         Replacement::with_state(|_, n: &mut usize| {
+    ///             *n += 1;
+    ///             "!".to_string()
+    ///         }),
+    ///     )
+    ///     .build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.state::<usize>(), None);
+    /// assert_eq!(r.feed("what? why?")?, "what! why!");
+    /// assert_eq!(r.state::<usize>(), Some(&2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn state<S: Send + Sync + 'static>(&self) -> Option<&S> {
+        self.state.get()
+    }
+
+    /// This stream's value of type `S`, to change.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::literal("?"), Replacement::with_state(|_, n: &mut usize| {
+    ///         *n += 1;
+    ///         n.to_string()
+    ///     }))
+    ///     .build()?;
+    /// let mut r = rules.replacer_with(0usize);
+    /// assert_eq!(r.feed("a?")?, "a1");
+    /// *r.state_mut::<usize>().unwrap() = 10;
+    /// assert_eq!(r.feed("b?")?, "b11");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn state_mut<S: Send + Sync + 'static>(&mut self) -> Option<&mut S> {
+        self.state.get_mut()
+    }
+
+    /// Takes this stream's value of type `S` out: the next closure that
+    /// needs one starts from `S::default()`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::literal("?"), Replacement::with_state(|_, n: &mut usize| {
+    ///         *n += 1;
+    ///         n.to_string()
+    ///     }))
+    ///     .build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("??")?, "12");
+    /// assert_eq!(r.take_state::<usize>(), Some(2));
+    /// assert_eq!(r.feed("?")?, "1"); // a new conversation
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_state<S: Send + Sync + 'static>(&mut self) -> Option<S> {
+        self.state.remove()
+    }
+
+    /// Sets this stream's value of type `S` (see [`Rules::replacer_with`]).
+    pub(crate) fn set_state<S: Send + Sync + 'static>(&mut self, value: S) {
+        self.state.insert(value);
+    }
+
     fn feed_raw(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -419,6 +503,7 @@ impl Replacer {
     fn feed_engine(&mut self, chunk: &[u8], whole_chars: bool, out: &mut Vec<u8>) {
         let mut sink = Out {
             rules: &self.rules,
+            state: &mut self.state,
             out,
         };
         self.stream
@@ -431,6 +516,7 @@ impl Replacer {
     fn feed_str(&mut self, chunk: &str, out: &mut String) {
         let mut sink = StrOut {
             rules: &self.rules,
+            state: &mut self.state,
             out,
             scratch: &mut self.text_out,
         };
@@ -477,6 +563,7 @@ impl Replacer {
         }
         let mut sink = Out {
             rules: &self.rules,
+            state: &mut self.state,
             out,
         };
         self.stream.finish(&self.rules.inner.program, &mut sink);

@@ -1,6 +1,7 @@
 //! Compiled rule sets and their builder.
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 use regex_automata::meta;
@@ -10,7 +11,7 @@ use regex_automata::Input;
 
 use crate::engine::{Program, Sink};
 use crate::error::{Error, ErrorKind};
-use crate::replacement::{Captures, Compiled, Replacement};
+use crate::replacement::{Captures, Compiled, Replacement, State};
 use crate::replacer::Replacer;
 
 /// A rule's pattern: literal text or a regex in the `regex` crate's syntax.
@@ -737,6 +738,44 @@ impl Rules {
         Replacer::new(self.clone())
     }
 
+    /// A fresh stream over these rules whose
+    /// [`Replacement::with_state`] closures taking an `S` start from
+    /// `state` instead of `S::default()`.
+    ///
+    /// Use it to carry a conversation's state from one stream to the next
+    /// (take it back with [`Replacer::take_state`]), or to start a stream
+    /// from a value that is not the default.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(
+    ///         Pattern::regex(r"\d{3}-\d{4}"),
+    ///         Replacement::with_state(|_, n: &mut u32| {
+    ///             *n += 1;
+    ///             format!("[PHONE_{n}]")
+    ///         }),
+    ///     )
+    ///     .build()?;
+    ///
+    /// let mut first = rules.replacer();
+    /// assert_eq!(first.feed("call 555-0100 or 555-0199.")?, "call [PHONE_1] or [PHONE_2].");
+    /// let seen = first.take_state::<u32>().unwrap_or_default();
+    ///
+    /// // The next reply of the same conversation goes on numbering.
+    /// let mut next = rules.replacer_with(seen);
+    /// assert_eq!(next.feed("555-0123!")?, "[PHONE_3]!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn replacer_with<S: Send + Sync + 'static>(&self, state: S) -> Replacer {
+        let mut r = Replacer::new(self.clone());
+        r.set_state(state);
+        r
+    }
+
     /// The number of rules.
     ///
     /// # Example
@@ -847,6 +886,7 @@ impl Rules {
     /// ```
     pub fn replace_all_bytes(&self, haystack: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(haystack.len());
+        let mut state = State::default();
         let mut last = 0;
         // An empty match never splits a character (as in `regex`'s UTF-8
         // mode): a thread never starts at a continuation byte.
@@ -859,8 +899,8 @@ impl Rules {
                 haystack,
                 0,
                 m.pattern().as_usize(),
-                m.start(),
-                m.end(),
+                m.range(),
+                &mut state,
                 &mut out,
             );
             last = m.end();
@@ -870,38 +910,39 @@ impl Rules {
     }
 
     /// Appends rule `rule`'s replacement of the decided match
-    /// `haystack[start..end]` to `out`. `offset` is the stream offset of
+    /// `haystack[span]` to `out`. `offset` is the stream offset of
     /// `haystack[0]`. Look-around in the rule sees the bytes of `haystack`
     /// around the span, so `haystack` must reach one character past `end`
-    /// unless `end` is the end of the input.
+    /// unless `end` is the end of the input. `state` is the stream's.
     pub(crate) fn append_replacement(
         &self,
         haystack: &[u8],
         offset: usize,
         rule: usize,
-        start: usize,
-        end: usize,
+        span: Range<usize>,
+        state: &mut State,
         out: &mut Vec<u8>,
     ) {
         let repl = &self.inner.replacements[rule];
         if !repl.needs_captures() {
-            repl.append(None, out);
+            repl.append(None, state, out);
             return;
         }
         let re = &self.inner.singles[rule];
         let mut raw = re.create_captures();
         let input = Input::new(haystack)
-            .span(start..end)
+            .span(span)
             .anchored(regex_automata::Anchored::Yes);
         re.search_captures(&input, &mut raw);
         let caps = Captures::new(haystack, offset, rule, &raw);
-        repl.append(Some(&caps), out);
+        repl.append(Some(&caps), state, out);
     }
 }
 
 /// The sink that turns decided text and matches into output.
 pub(crate) struct Out<'a> {
     pub(crate) rules: &'a Rules,
+    pub(crate) state: &'a mut State,
     pub(crate) out: &'a mut Vec<u8>,
 }
 
@@ -912,7 +953,7 @@ impl Sink for Out<'_> {
 
     fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
         self.rules
-            .append_replacement(hay, offset, rule, start, end, self.out);
+            .append_replacement(hay, offset, rule, start..end, self.state, self.out);
     }
 }
 
@@ -921,6 +962,7 @@ impl Sink for Out<'_> {
 /// were mixed on one stream and left a character cut).
 pub(crate) struct StrOut<'a> {
     pub(crate) rules: &'a Rules,
+    pub(crate) state: &'a mut State,
     pub(crate) out: &'a mut String,
     /// Where a replacement is built before it is appended.
     pub(crate) scratch: &'a mut Vec<u8>,
@@ -934,7 +976,7 @@ impl Sink for StrOut<'_> {
     fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
         self.scratch.clear();
         self.rules
-            .append_replacement(hay, offset, rule, start, end, self.scratch);
+            .append_replacement(hay, offset, rule, start..end, self.state, self.scratch);
         crate::replacer::push_text(self.out, self.scratch);
     }
 }

@@ -1,11 +1,11 @@
 //! The API's promises: build errors name their rule, keep their cause and
 //! say which limit to raise; `Captures` indexing panics like `regex`'s;
-//! `Replacer` is not `Clone`.
+//! `Replacer` is not `Clone`; per-stream state of replacement closures.
 
 use std::error::Error as _;
 
 use regex_automata::nfa::thompson;
-use stream_replace::{Config, Error, ErrorKind, Replacer, Rules};
+use stream_replace::{Config, Error, ErrorKind, Pattern, Replacement, Replacer, Rules};
 
 fn err(b: &mut stream_replace::RulesBuilder) -> Error {
     match b.build() {
@@ -262,4 +262,133 @@ fn replacer_is_not_clone_and_a_fresh_stream_is_one_call_away() {
     assert_eq!(b.offset(), 0);
     assert_eq!(b.feed("ret").unwrap(), "ret");
     assert_eq!(a.feed("ret").unwrap(), "***");
+}
+
+// ---- per-stream state ----
+
+#[derive(Default, Debug, PartialEq)]
+struct Numbers {
+    next: usize,
+}
+
+fn numbering_rules() -> Rules {
+    Rules::builder()
+        .rule(
+            Pattern::regex(r"[\w.+-]+@[\w-]+\.\w+"),
+            Replacement::with_state(|_, n: &mut Numbers| {
+                n.next += 1;
+                format!("[EMAIL_{}]", n.next)
+            }),
+        )
+        .rule(
+            Pattern::regex(r"\b\d{3}-\d{4}\b"),
+            Replacement::with_state(|_, n: &mut Numbers| {
+                n.next += 1;
+                format!("[PHONE_{}]", n.next)
+            }),
+        )
+        .rule(
+            Pattern::literal("!"),
+            Replacement::with_state(|_, bangs: &mut u32| {
+                *bangs += 1;
+                "!".repeat(*bangs as usize)
+            }),
+        )
+        .literal("secret", "***")
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn two_streams_number_independently() {
+    let rules = numbering_rules();
+    let a_text = "mail ann@x.org or call 555-0100! secret ann@y.org!";
+    let b_text = "bob@z.io! 555-0199 and 555-0123.";
+    // The whole-input reference: each call is one stream.
+    let a_want = "mail [EMAIL_1] or call [PHONE_2]! *** [EMAIL_3]!!";
+    let b_want = "[EMAIL_1]! [PHONE_2] and [PHONE_3].";
+    assert_eq!(rules.replace_all(a_text), a_want);
+    assert_eq!(rules.replace_all(b_text), b_want);
+    // Again: `replace_all` starts each call afresh.
+    assert_eq!(rules.replace_all(a_text), a_want);
+
+    // Interleaved, byte by byte in turn, for every pair of cut points.
+    for cut_a in 0..=a_text.len() {
+        for cut_b in [0, 3, 7, b_text.len()] {
+            let (mut a, mut b) = (rules.replacer(), rules.replacer());
+            let (mut a_out, mut b_out) = (Vec::new(), Vec::new());
+            let a_chunks = [&a_text.as_bytes()[..cut_a], &a_text.as_bytes()[cut_a..]];
+            let b_chunks = [&b_text.as_bytes()[..cut_b], &b_text.as_bytes()[cut_b..]];
+            for i in 0..2 {
+                a_out.extend(a.feed_bytes(a_chunks[i]).unwrap());
+                b_out.extend(b.feed_bytes(b_chunks[i]).unwrap());
+            }
+            b_out.extend(b.flush_bytes().unwrap());
+            a_out.extend(a.flush_bytes().unwrap());
+            assert_eq!(
+                String::from_utf8(a_out).unwrap(),
+                a_want,
+                "a cut at {cut_a}"
+            );
+            assert_eq!(
+                String::from_utf8(b_out).unwrap(),
+                b_want,
+                "b cut at {cut_b}"
+            );
+            assert_eq!(a.state::<Numbers>(), Some(&Numbers { next: 3 }));
+            assert_eq!(a.state::<u32>(), Some(&2));
+            assert_eq!(b.state::<u32>(), Some(&1));
+        }
+    }
+}
+
+#[test]
+fn state_outlives_flush_and_reset_until_taken() {
+    let rules = numbering_rules();
+    let mut r = rules.replacer();
+    assert_eq!(r.state::<Numbers>(), None);
+    assert_eq!(r.feed("a@b.io ").unwrap(), "[EMAIL_1] ");
+    assert_eq!(r.flush().unwrap(), "");
+    // The next stream of the same replacer goes on numbering.
+    assert_eq!(r.feed("c@d.io ").unwrap(), "[EMAIL_2] ");
+    assert_eq!(r.feed("e@f.").unwrap(), "");
+    r.reset();
+    assert_eq!(r.feed("555-0100 ").unwrap(), "[PHONE_3] ");
+    assert_eq!(r.take_state::<Numbers>(), Some(Numbers { next: 3 }));
+    assert_eq!(r.state::<Numbers>(), None);
+    assert_eq!(r.feed("g@h.io ").unwrap(), "[EMAIL_1] ");
+    // Another type's value was left alone.
+    assert_eq!(r.feed("!").unwrap(), "!");
+    assert_eq!(r.take_state::<u32>(), Some(1));
+    assert_eq!(r.take_state::<u32>(), None);
+}
+
+#[test]
+fn replacer_with_starts_from_the_given_state() {
+    let rules = numbering_rules();
+    let mut r = rules.replacer_with(Numbers { next: 41 });
+    assert_eq!(r.state::<Numbers>(), Some(&Numbers { next: 41 }));
+    assert_eq!(
+        r.feed("x@y.io 555-0100 ").unwrap(),
+        "[EMAIL_42] [PHONE_43] "
+    );
+    r.state_mut::<Numbers>().unwrap().next = 0;
+    assert_eq!(r.feed("x@y.io ").unwrap(), "[EMAIL_1] ");
+    // A value no closure asks for is kept and does no harm.
+    let mut r = rules.replacer_with(String::from("unused"));
+    assert_eq!(r.feed("x@y.io ").unwrap(), "[EMAIL_1] ");
+    assert_eq!(r.state::<String>().map(String::as_str), Some("unused"));
+}
+
+#[test]
+fn rules_without_state_keep_none() {
+    let rules = Rules::builder()
+        .regex_with(r"\d+", |c| format!("<{}>", c.as_str()))
+        .literal("x", "y")
+        .build()
+        .unwrap();
+    let mut r = rules.replacer();
+    assert_eq!(r.feed("a 12 x ").unwrap(), "a <12> y ");
+    assert_eq!(r.state::<usize>(), None);
+    assert_eq!(r.take_state::<usize>(), None);
 }
