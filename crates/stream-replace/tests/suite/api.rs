@@ -1,6 +1,7 @@
 //! The API's promises: build errors name their rule, keep their cause and
 //! say which limit to raise; `Captures` indexing panics like `regex`'s;
-//! `Replacer` is not `Clone`; per-stream state of replacement closures.
+//! `Replacer` is not `Clone`; per-stream state of replacement closures;
+//! stream adapters over sources that are not `Unpin`.
 
 use std::error::Error as _;
 
@@ -391,4 +392,86 @@ fn rules_without_state_keep_none() {
     assert_eq!(r.feed("a 12 x ").unwrap(), "a <12> y ");
     assert_eq!(r.state::<usize>(), None);
     assert_eq!(r.take_state::<usize>(), None);
+}
+
+// ---- stream adapters over sources that are not `Unpin` ----
+
+#[cfg(feature = "stream")]
+mod stream {
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+    use std::marker::PhantomPinned;
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Waker};
+
+    use futures_core::Stream;
+    use stream_replace::{wrap_stream, wrap_stream_bytes, Rules};
+
+    /// A source that is not `Unpin` (as an `async` block's state is). It
+    /// reaches its queue through a shared reference, which a pinned value
+    /// gives without `unsafe`.
+    struct Pinned<T> {
+        chunks: RefCell<VecDeque<T>>,
+        _pin: PhantomPinned,
+    }
+
+    impl<T> Pinned<T> {
+        fn new(chunks: impl IntoIterator<Item = T>) -> Pinned<T> {
+            Pinned {
+                chunks: RefCell::new(chunks.into_iter().collect()),
+                _pin: PhantomPinned,
+            }
+        }
+    }
+
+    impl<T> Stream for Pinned<T> {
+        type Item = T;
+
+        fn poll_next(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<T>> {
+            Poll::Ready(self.chunks.borrow_mut().pop_front())
+        }
+    }
+
+    fn drain<S: Stream + Unpin>(s: &mut S) -> Vec<S::Item> {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut items = Vec::new();
+        while let Poll::Ready(Some(item)) = Pin::new(&mut *s).poll_next(&mut cx) {
+            items.push(item);
+        }
+        items
+    }
+
+    #[test]
+    fn wrap_stream_takes_a_source_that_is_not_unpin() {
+        assert!(!implements!(Pinned<&str>: Unpin));
+        let rules = Rules::builder()
+            .literal("secret", "******")
+            .build()
+            .unwrap();
+        let mut s = wrap_stream(rules.replacer(), Pinned::new(["a sec", "ret", " b"]));
+        let items = drain(&mut s);
+        assert_eq!(
+            items.into_iter().collect::<Result<Vec<_>, _>>().unwrap(),
+            ["a ", "******", " b"]
+        );
+        let (replacer, source) = s.into_parts();
+        assert_eq!(replacer.held(), 0);
+        assert!(source.chunks.borrow().is_empty());
+    }
+
+    #[test]
+    fn wrap_stream_bytes_takes_a_source_that_is_not_unpin() {
+        let rules = Rules::builder().literal("café", "bar").build().unwrap();
+        let source = Pinned::new([&b"a caf\xC3"[..], b"\xA9!"]);
+        let mut s = wrap_stream_bytes(rules.replacer(), source);
+        let items = drain(&mut s);
+        assert_eq!(
+            items
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap()
+                .concat(),
+            b"a bar!"
+        );
+    }
 }
