@@ -2,14 +2,21 @@
 
 use std::fmt;
 
+use regex_automata::nfa::thompson;
+use regex_automata::{hybrid, meta};
+
 /// An error from building [`Rules`](crate::Rules).
 ///
 /// It names the rule at fault (its index in the order the rules were added)
-/// where there is one, and keeps the underlying syntax or size error.
+/// where there is one, keeps the underlying error as its
+/// [`source`](std::error::Error::source) (a `regex_syntax::Error` for a
+/// syntax error, a `regex_automata` build error otherwise), and its message
+/// says which [`Config`](crate::Config) limit to raise when one was hit.
 ///
 /// # Example
 ///
 /// ```
+/// use std::error::Error as _;
 /// use stream_replace::{ErrorKind, Rules};
 ///
 /// let err = Rules::builder()
@@ -20,6 +27,7 @@ use std::fmt;
 /// assert_eq!(err.rule(), Some(1));
 /// assert_eq!(err.kind(), &ErrorKind::Syntax);
 /// assert!(err.to_string().contains("rule 1"));
+/// assert!(err.source().is_some());
 /// ```
 #[derive(Clone, Debug)]
 pub struct Error {
@@ -27,6 +35,16 @@ pub struct Error {
     rule: Option<usize>,
     pattern: Option<String>,
     message: String,
+    /// Boxed: the syntax error alone is larger than the rest.
+    cause: Option<Box<Cause>>,
+}
+
+/// The error an [`Error`] was made from.
+#[derive(Clone, Debug)]
+enum Cause {
+    Syntax(regex_syntax::Error),
+    Regex(meta::BuildError),
+    Dfa(hybrid::BuildError),
 }
 
 /// What went wrong when building [`Rules`](crate::Rules).
@@ -46,14 +64,19 @@ pub enum ErrorKind {
     /// A regex rule's pattern is not valid `regex` syntax.
     Syntax,
     /// A replacement template names a capture group the rule's pattern
-    /// does not have (for example `${nmae}` or `$1a`).
+    /// does not have (for example `${nmae}`, `$1a`, or `$5` in `"cost $5"`,
+    /// where `$$` was meant).
     UnknownGroup,
-    /// The rule, or the whole rule set, is larger than the configured size
-    /// limit allows.
+    /// The rule, or the whole rule set, is larger than
+    /// [`Config::size_limit`](crate::Config::size_limit) allows.
     TooBig,
     /// Building the matching engine failed for another reason.
     Build,
 }
+
+/// Patterns longer than this are shortened in messages (a 100,000-word
+/// alternation would otherwise make a message of a megabyte).
+const SHOWN_PATTERN: usize = 80;
 
 impl Error {
     pub(crate) fn new(
@@ -67,7 +90,61 @@ impl Error {
             rule,
             pattern: pattern.map(str::to_owned),
             message: message.into(),
+            cause: None,
         }
+    }
+
+    /// An error of `regex_automata`'s `meta` engine (a syntax error, or a
+    /// compiled pattern over the size limit).
+    pub(crate) fn from_regex(e: meta::BuildError) -> Error {
+        if let Some(se) = e.syntax_error() {
+            let mut err = Error::new(ErrorKind::Syntax, None, None, se.to_string());
+            err.cause = Some(Box::new(Cause::Syntax(se.clone())));
+            return err;
+        }
+        let mut err = match e.size_limit() {
+            Some(limit) => Error::too_big(limit),
+            None => Error::new(ErrorKind::Build, None, None, chain(&e)),
+        };
+        err.cause = Some(Box::new(Cause::Regex(e)));
+        err
+    }
+
+    /// An error of the streaming engine's lazy DFA build: most often its NFA
+    /// went over the size limit.
+    pub(crate) fn from_dfa(e: hybrid::BuildError) -> Error {
+        let limit = std::error::Error::source(&e)
+            .and_then(|s| s.downcast_ref::<thompson::BuildError>())
+            .and_then(thompson::BuildError::size_limit);
+        let mut err = match limit {
+            Some(limit) => Error::too_big(limit),
+            None => Error::new(ErrorKind::Build, None, None, chain(&e)),
+        };
+        err.cause = Some(Box::new(Cause::Dfa(e)));
+        err
+    }
+
+    fn too_big(limit: usize) -> Error {
+        Error::new(
+            ErrorKind::TooBig,
+            None,
+            None,
+            format!(
+                "its compiled form exceeds the size limit of {limit} bytes; \
+                 raise the limit with Config::size_limit"
+            ),
+        )
+    }
+
+    /// Names the rule to blame, with a message that replaces the current
+    /// one when given.
+    pub(crate) fn blame(mut self, rule: usize, pattern: &str, message: Option<String>) -> Error {
+        self.rule = Some(rule);
+        self.pattern = Some(pattern.to_owned());
+        if let Some(m) = message {
+            self.message = m;
+        }
+        self
     }
 
     /// What kind of error this is.
@@ -84,8 +161,11 @@ impl Error {
         &self.kind
     }
 
-    /// The index of the rule at fault, in the order the rules were added,
-    /// or `None` when the error concerns the rule set as a whole.
+    /// The index of the rule at fault, in the order the rules were added.
+    ///
+    /// When the rules are too big only together, this is the first rule
+    /// that takes them over the limit: the rules before it fit. It is
+    /// `None` only when no rule can be blamed.
     ///
     /// # Example
     ///
@@ -119,23 +199,51 @@ impl Error {
     }
 }
 
+/// The messages of `e` and of its sources, for an error with no better
+/// description (`regex_automata`'s say "error building NFA" and leave the
+/// reason to their source).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        next = s.source();
+    }
+    message
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let what = match self.kind {
             ErrorKind::Syntax => "invalid pattern",
             ErrorKind::UnknownGroup => "replacement names an unknown capture group",
-            ErrorKind::TooBig => "pattern too big",
+            ErrorKind::TooBig => "too big",
             ErrorKind::Build => "cannot build rules",
         };
-        match (self.rule, &self.pattern) {
-            (Some(i), Some(p)) => write!(f, "rule {i} ({p:?}): {what}: {}", self.message),
-            (Some(i), None) => write!(f, "rule {i}: {what}: {}", self.message),
-            _ => write!(f, "{what}: {}", self.message),
+        if let Some(i) = self.rule {
+            write!(f, "rule {i}")?;
+            if let Some(p) = &self.pattern {
+                match p.char_indices().nth(SHOWN_PATTERN) {
+                    Some((cut, _)) => write!(f, " ({:?}... {} bytes in all)", &p[..cut], p.len())?,
+                    None => write!(f, " ({p:?})")?,
+                }
+            }
+            f.write_str(": ")?;
         }
+        write!(f, "{what}: {}", self.message)
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self.cause.as_deref()? {
+            Cause::Syntax(e) => Some(e),
+            Cause::Regex(e) => Some(e),
+            Cause::Dfa(e) => Some(e),
+        }
+    }
+}
 
 /// An error from a running stream: the held text went over the configured
 /// limit, or a panic left the stream poisoned.

@@ -1,6 +1,7 @@
 //! What a rule puts in place of its match: literal text, a template with
 //! capture references, or a closure.
 
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
@@ -10,11 +11,12 @@ use regex_automata::PatternID;
 use crate::error::{Error, ErrorKind};
 
 type Callback = dyn Fn(&Captures<'_>) -> String + Send + Sync + 'static;
+type StateCallback = dyn Fn(&Captures<'_>, &mut State) -> String + Send + Sync + 'static;
 
 /// The replacement of a rule.
 ///
-/// Build one with [`Replacement::literal`], [`Replacement::template`] or
-/// [`Replacement::with`], and pass it to
+/// Build one with [`Replacement::literal`], [`Replacement::template`],
+/// [`Replacement::with`] or [`Replacement::with_state`], and pass it to
 /// [`RulesBuilder::rule`](crate::RulesBuilder::rule). The shorthand builder
 /// methods pick one for you: [`literal`](crate::RulesBuilder::literal) takes
 /// literal text, [`regex`](crate::RulesBuilder::regex) a template.
@@ -42,6 +44,7 @@ enum Kind {
     Literal(Arc<str>),
     Template(Arc<str>),
     Closure(Arc<Callback>),
+    Stateful(Arc<StateCallback>),
 }
 
 impl Replacement {
@@ -115,6 +118,72 @@ impl Replacement {
         }
     }
 
+    /// A closure that also receives the stream's own value of type `S`: a
+    /// counter, a map from each secret to its placeholder, anything one
+    /// conversation needs to remember between matches.
+    ///
+    /// Each [`Replacer`](crate::Replacer) keeps its own `S`, made with
+    /// `S::default()` at its first such match, or given with
+    /// [`Rules::replacer_with`](crate::Rules::replacer_with); every rule
+    /// whose closure takes an `S` shares it, while a closure taking another
+    /// type gets a value of its own. The value outlives
+    /// [`flush`](crate::Replacer::flush) and
+    /// [`reset`](crate::Replacer::reset) (a conversation may span several
+    /// streams); read it with [`Replacer::state`](crate::Replacer::state)
+    /// and start afresh with
+    /// [`Replacer::take_state`](crate::Replacer::take_state).
+    /// [`Rules::replace_all`](crate::Rules::replace_all) is one stream: its
+    /// closures share one fresh `S` for the call.
+    ///
+    /// The closure runs once per match, when the match is decided, in
+    /// stream order, so a stream's output still does not depend on how its
+    /// input is split. Rules without such closures do no work for them.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// /// Each address gets a number, the same one each time it comes back.
+    /// #[derive(Default)]
+    /// struct Emails(HashMap<String, usize>);
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(
+    ///         Pattern::regex(r"[\w.+-]+@[\w-]+\.\w+"),
+    ///         Replacement::with_state(|caps, seen: &mut Emails| {
+    ///             let next = seen.0.len() + 1;
+    ///             let n = *seen.0.entry(caps.as_str().to_owned()).or_insert(next);
+    ///             format!("[EMAIL_{n}]")
+    ///         }),
+    ///     )
+    ///     .build()?;
+    ///
+    /// // Two conversations at once, numbered independently.
+    /// let (mut a, mut b) = (rules.replacer(), rules.replacer());
+    /// assert_eq!(a.feed("from ann@x.org to bob@")?, "from [EMAIL_1] to ");
+    /// assert_eq!(b.feed("cc bob@y.org")?, "cc ");
+    /// assert_eq!(a.feed("y.org, ann@x.org")?, "[EMAIL_2], ");
+    /// assert_eq!(a.flush()?, "[EMAIL_1]");
+    /// assert_eq!(b.flush()?, "[EMAIL_1]");
+    ///
+    /// // The map says what each placeholder stands for.
+    /// assert_eq!(a.state::<Emails>().unwrap().0["bob@y.org"], 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_state<S, F>(f: F) -> Replacement
+    where
+        S: Default + Send + Sync + 'static,
+        F: Fn(&Captures<'_>, &mut S) -> String + Send + Sync + 'static,
+    {
+        Replacement {
+            kind: Kind::Stateful(Arc::new(move |caps: &Captures<'_>, state: &mut State| {
+                f(caps, state.get_or_default::<S>())
+            })),
+        }
+    }
+
     pub(crate) fn compile(
         &self,
         rule: usize,
@@ -124,26 +193,37 @@ impl Replacement {
         Ok(match &self.kind {
             Kind::Literal(s) => Compiled::Literal(s.as_bytes().into()),
             Kind::Closure(f) => Compiled::Closure(f.clone()),
+            Kind::Stateful(f) => Compiled::Stateful(f.clone()),
             Kind::Template(t) => {
-                let parts = parse_template(t.as_bytes(), |name| {
+                let parts = parse_template(t.as_bytes(), |name, braced| {
                     let idx = match name.parse::<usize>() {
                         Ok(i) if i < info.group_len(PatternID::ZERO) => Some(i),
                         Ok(_) => None,
                         Err(_) => info.to_index(PatternID::ZERO, name),
                     };
                     idx.ok_or_else(|| {
-                        let hint = match name.find(|c: char| !c.is_ascii_digit()) {
-                            Some(k) if k > 0 => {
-                                format!("; to follow group {} by text, write ${{{}}}", &name[..k], &name[..k])
-                            }
-                            _ => String::new(),
+                        let written = if braced {
+                            format!("${{{name}}}")
+                        } else {
+                            format!("${name}")
                         };
-                        Error::new(
-                            ErrorKind::UnknownGroup,
-                            Some(rule),
-                            Some(pattern),
-                            format!("the template {t:?} names group {name:?}, which the pattern does not define{hint}"),
-                        )
+                        let mut message = format!(
+                            "the template {t:?} refers to group {name:?} with {written:?}, \
+                             which the pattern does not define"
+                        );
+                        if let Some(k) = name.find(|c: char| !c.is_ascii_digit()) {
+                            if k > 0 && !braced {
+                                let group = &name[..k];
+                                message += &format!(
+                                    "; to follow group {group} by text, write ${{{group}}}"
+                                );
+                            }
+                        }
+                        // `"cost $5"` most likely meant a dollar sign.
+                        if !braced {
+                            message += "; to insert a literal \"$\", write \"$$\"";
+                        }
+                        Error::new(ErrorKind::UnknownGroup, Some(rule), Some(pattern), message)
                     })
                 })?;
                 if parts.iter().all(|p| matches!(p, Part::Text(_))) {
@@ -167,7 +247,7 @@ impl fmt::Debug for Replacement {
         match &self.kind {
             Kind::Literal(s) => f.debug_tuple("Literal").field(s).finish(),
             Kind::Template(s) => f.debug_tuple("Template").field(s).finish(),
-            Kind::Closure(_) => f.write_str("Closure(..)"),
+            Kind::Closure(_) | Kind::Stateful(_) => f.write_str("Closure(..)"),
         }
     }
 }
@@ -185,6 +265,7 @@ pub(crate) enum Compiled {
     Literal(Box<[u8]>),
     Template(Box<[Part]>),
     Closure(Arc<Callback>),
+    Stateful(Arc<StateCallback>),
 }
 
 impl Compiled {
@@ -193,8 +274,9 @@ impl Compiled {
         !matches!(self, Compiled::Literal(_))
     }
 
-    /// Appends the replacement of the match described by `caps` to `out`.
-    pub(crate) fn append(&self, caps: Option<&Captures<'_>>, out: &mut Vec<u8>) {
+    /// Appends the replacement of the match described by `caps` to `out`;
+    /// `state` is the stream's, for stateful closures.
+    pub(crate) fn append(&self, caps: Option<&Captures<'_>>, state: &mut State, out: &mut Vec<u8>) {
         match self {
             Compiled::Literal(t) => out.extend_from_slice(t),
             Compiled::Template(parts) => {
@@ -214,6 +296,11 @@ impl Compiled {
                     out.extend_from_slice(f(c).as_bytes());
                 }
             }
+            Compiled::Stateful(f) => {
+                if let Some(c) = caps {
+                    out.extend_from_slice(f(c, state).as_bytes());
+                }
+            }
         }
     }
 }
@@ -223,16 +310,62 @@ impl fmt::Debug for Compiled {
         match self {
             Compiled::Literal(t) => f.debug_tuple("Literal").field(t).finish(),
             Compiled::Template(p) => f.debug_tuple("Template").field(p).finish(),
-            Compiled::Closure(_) => f.write_str("Closure(..)"),
+            Compiled::Closure(_) | Compiled::Stateful(_) => f.write_str("Closure(..)"),
         }
     }
 }
 
+/// One stream's values for [`Replacement::with_state`] closures: at most
+/// one value of each type, made when a closure first asks for it. Empty,
+/// it costs nothing (no allocation).
+#[derive(Default)]
+pub(crate) struct State {
+    values: Vec<Box<dyn Any + Send + Sync>>,
+}
+
+impl State {
+    pub(crate) fn get<S: Any>(&self) -> Option<&S> {
+        self.values.iter().find_map(|v| v.downcast_ref())
+    }
+
+    pub(crate) fn get_mut<S: Any>(&mut self) -> Option<&mut S> {
+        self.values.iter_mut().find_map(|v| v.downcast_mut())
+    }
+
+    /// Sets the value of type `S`, dropping the one it replaces.
+    pub(crate) fn insert<S: Any + Send + Sync>(&mut self, value: S) {
+        self.remove::<S>();
+        self.values.push(Box::new(value));
+    }
+
+    pub(crate) fn remove<S: Any>(&mut self) -> Option<S> {
+        let i = self.values.iter().position(|v| v.is::<S>())?;
+        self.values.swap_remove(i).downcast().ok().map(|b| *b)
+    }
+
+    fn get_or_default<S: Default + Send + Sync + 'static>(&mut self) -> &mut S {
+        if !self.values.iter().any(|v| v.is::<S>()) {
+            self.values.push(Box::new(S::default()));
+        }
+        self.get_mut()
+            .expect("a value of this type was found or just added")
+    }
+}
+
+impl fmt::Debug for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("State")
+            .field("values", &self.values.len())
+            .finish()
+    }
+}
+
 /// Parses a template in the syntax of `regex`'s `Captures::expand`,
-/// resolving each group reference with `resolve`.
+/// resolving each group reference with `resolve` (given the name, and
+/// whether it was written in braces).
 fn parse_template(
     mut t: &[u8],
-    mut resolve: impl FnMut(&str) -> Result<usize, Error>,
+    mut resolve: impl FnMut(&str, bool) -> Result<usize, Error>,
 ) -> Result<Vec<Part>, Error> {
     let mut parts = Vec::new();
     let mut text = Vec::new();
@@ -277,7 +410,7 @@ fn parse_template(
         if !text.is_empty() {
             parts.push(Part::Text(std::mem::take(&mut text)));
         }
-        parts.push(Part::Group(resolve(name)?));
+        parts.push(Part::Group(resolve(name, braced.is_some())?));
         t = rest;
     }
     if !text.is_empty() {
@@ -434,7 +567,11 @@ impl<'h> Match<'h> {
 
 /// The capture groups of a decided match, handed to replacement closures.
 ///
-/// Group 0 is the whole match.
+/// Group 0 is the whole match. As in `regex`, `caps[i]` and `caps["name"]`
+/// panic when the group does not exist or did not take part in the match,
+/// so a typo in a group name cannot silently redact nothing;
+/// [`get`](Captures::get) and [`name`](Captures::name) return `None`
+/// instead.
 ///
 /// # Example
 ///
@@ -617,20 +754,62 @@ impl fmt::Debug for Captures<'_> {
     }
 }
 
-/// The text of group `i`, or the empty string when it did not take part.
+/// The text of group `i`.
+///
+/// # Panics
+///
+/// When the pattern has no group `i`, or group `i` did not take part in the
+/// match (as in `regex`); use [`Captures::get`] to handle either case.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::Rules;
+///
+/// let rules = Rules::builder()
+///     .regex_with(r"(\w+)@(\w+)", |c| format!("{} at {}", &c[1], &c[2]))
+///     .build()?;
+/// assert_eq!(rules.replace_all("ann@home"), "ann at home");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 impl<'h> std::ops::Index<usize> for Captures<'h> {
     type Output = str;
+
     fn index(&self, i: usize) -> &str {
-        self.get(i).map_or("", |m| m.as_str())
+        match self.get(i) {
+            Some(m) => m.as_str(),
+            None => panic!("no group at index '{i}'"),
+        }
     }
 }
 
-/// The text of the group named `name`, or the empty string when it did not
-/// take part.
-impl<'h> std::ops::Index<&str> for Captures<'h> {
+/// The text of the group named `name`.
+///
+/// # Panics
+///
+/// When the pattern has no group named `name`, or that group did not take
+/// part in the match (as in `regex`); use [`Captures::name`] to handle
+/// either case.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::Rules;
+///
+/// let rules = Rules::builder()
+///     .regex_with(r"(?<user>\w+)@\w+", |c| format!("[{}]", &c["user"]))
+///     .build()?;
+/// assert_eq!(rules.replace_all("ann@home"), "[ann]");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<'h, 'n> std::ops::Index<&'n str> for Captures<'h> {
     type Output = str;
-    fn index(&self, name: &str) -> &str {
-        self.name(name).map_or("", |m| m.as_str())
+
+    fn index(&self, name: &'n str) -> &str {
+        match self.name(name) {
+            Some(m) => m.as_str(),
+            None => panic!("no group named '{name}'"),
+        }
     }
 }
 
@@ -639,7 +818,7 @@ mod tests {
     use super::*;
 
     fn try_parse(t: &str) -> Result<Vec<Part>, Error> {
-        parse_template(t.as_bytes(), |n| {
+        parse_template(t.as_bytes(), |n, _| {
             n.parse::<usize>()
                 .or_else(|_| if n == "x" { Ok(7) } else { Err(()) })
                 .map_err(|_| Error::new(ErrorKind::UnknownGroup, None, None, n))

@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::engine::Stream;
 use crate::error::StreamError;
+use crate::replacement::State;
 use crate::rules::{HeldLimit, Out, Rules, StrOut};
 
 /// One stream: feed it chunks, get back the text that is safe to emit.
@@ -29,6 +30,11 @@ use crate::rules::{HeldLimit, Out, Rules, StrOut};
 /// match the empty string, `regex` rejects a match that ends just before a
 /// stray continuation byte (it treats that end as splitting a character);
 /// streams and [`Rules::replace_all_bytes`] keep and replace it.
+///
+/// A `Replacer` is not `Clone`: a copy of a stream midway would have to
+/// hold the same text and replay it, and a fresh stream is what is
+/// usually wanted. Make one with [`Rules::replacer`] (or
+/// `replacer.rules().replacer()`).
 ///
 /// # Example
 ///
@@ -56,6 +62,8 @@ pub struct Replacer {
     busy: bool,
     /// Reused output buffer of the `&str` methods.
     text_out: Vec<u8>,
+    /// The values of `Replacement::with_state` closures.
+    state: State,
 }
 
 impl Replacer {
@@ -67,6 +75,7 @@ impl Replacer {
             failed: None,
             busy: false,
             text_out: Vec::new(),
+            state: State::default(),
         }
     }
 
@@ -142,6 +151,7 @@ impl Replacer {
     /// assert_eq!(r.feed("lo there")?, "bye there");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn feed(&mut self, chunk: &str) -> Result<String, StreamError> {
         let mut out = String::new();
         self.feed_into(chunk, &mut out)?;
@@ -247,6 +257,7 @@ impl Replacer {
     /// assert_eq!(out, b"cafe \xFF");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn feed_bytes(&mut self, chunk: &[u8]) -> Result<Vec<u8>, StreamError> {
         let mut out = Vec::new();
         self.feed_raw(chunk, &mut out)?;
@@ -296,6 +307,7 @@ impl Replacer {
     /// assert_eq!(r.feed("3")?, ""); // a new stream
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn flush(&mut self) -> Result<String, StreamError> {
         let mut out = String::new();
         self.flush_into(&mut out)?;
@@ -342,6 +354,7 @@ impl Replacer {
     /// assert_eq!(r.flush_bytes()?, b"N");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn flush_bytes(&mut self) -> Result<Vec<u8>, StreamError> {
         let mut out = Vec::new();
         self.flush_raw(&mut out)?;
@@ -391,6 +404,86 @@ impl Replacer {
         self.stream.reset();
         self.failed = None;
         self.busy = false;
+    }
+
+    /// This stream's value of type `S` for
+    /// [`Replacement::with_state`](crate::Replacement::with_state) closures,
+    /// if a closure made one or [`Rules::replacer_with`] gave one.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(
+    ///         Pattern::literal("?"),
+    ///         Replacement::with_state(|_, n: &mut usize| {
+    ///             *n += 1;
+    ///             "!".to_string()
+    ///         }),
+    ///     )
+    ///     .build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.state::<usize>(), None);
+    /// assert_eq!(r.feed("what? why?")?, "what! why!");
+    /// assert_eq!(r.state::<usize>(), Some(&2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn state<S: Send + Sync + 'static>(&self) -> Option<&S> {
+        self.state.get()
+    }
+
+    /// This stream's value of type `S`, to change.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::literal("?"), Replacement::with_state(|_, n: &mut usize| {
+    ///         *n += 1;
+    ///         n.to_string()
+    ///     }))
+    ///     .build()?;
+    /// let mut r = rules.replacer_with(0usize);
+    /// assert_eq!(r.feed("a?")?, "a1");
+    /// *r.state_mut::<usize>().unwrap() = 10;
+    /// assert_eq!(r.feed("b?")?, "b11");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn state_mut<S: Send + Sync + 'static>(&mut self) -> Option<&mut S> {
+        self.state.get_mut()
+    }
+
+    /// Takes this stream's value of type `S` out: the next closure that
+    /// needs one starts from `S::default()`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::literal("?"), Replacement::with_state(|_, n: &mut usize| {
+    ///         *n += 1;
+    ///         n.to_string()
+    ///     }))
+    ///     .build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("??")?, "12");
+    /// assert_eq!(r.take_state::<usize>(), Some(2));
+    /// assert_eq!(r.feed("?")?, "1"); // a new conversation
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_state<S: Send + Sync + 'static>(&mut self) -> Option<S> {
+        self.state.remove()
+    }
+
+    /// Sets this stream's value of type `S` (see [`Rules::replacer_with`]).
+    pub(crate) fn set_state<S: Send + Sync + 'static>(&mut self, value: S) {
+        self.state.insert(value);
     }
 
     /// Starts a call: refuses it when the stream failed or was poisoned by a
@@ -443,6 +536,7 @@ impl Replacer {
     fn feed_engine(&mut self, chunk: &[u8], whole_chars: bool, out: &mut Vec<u8>) {
         let mut sink = Out {
             rules: &self.rules,
+            state: &mut self.state,
             out,
         };
         self.stream
@@ -455,6 +549,7 @@ impl Replacer {
     fn feed_str(&mut self, chunk: &str, out: &mut String) {
         let mut sink = StrOut {
             rules: &self.rules,
+            state: &mut self.state,
             out,
             scratch: &mut self.text_out,
         };
@@ -489,6 +584,7 @@ impl Replacer {
                 HeldLimit::Replace(text) => {
                     let mut sink = Out {
                         rules: &self.rules,
+                        state: &mut self.state,
                         out,
                     };
                     self.stream.suppress_pending(
@@ -512,6 +608,7 @@ impl Replacer {
         }
         let mut sink = Out {
             rules: &self.rules,
+            state: &mut self.state,
             out,
         };
         self.stream.finish(&self.rules.inner.program, &mut sink);
@@ -565,14 +662,6 @@ const SEGMENT: usize = 256;
 /// The largest segment: the held-limit policy is applied after each one,
 /// so a stream never holds more than `Config::max_held` plus this.
 const MAX_SEGMENT: usize = 64 << 10;
-
-impl Clone for Replacer {
-    /// A fresh stream over the same rules (the state of this stream is not
-    /// copied).
-    fn clone(&self) -> Replacer {
-        Replacer::new(self.rules.clone())
-    }
-}
 
 impl fmt::Debug for Replacer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

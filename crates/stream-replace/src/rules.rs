@@ -1,15 +1,17 @@
 //! Compiled rule sets and their builder.
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 use regex_automata::meta;
+use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
 use regex_automata::Input;
 
 use crate::engine::{Program, Sink};
 use crate::error::{Error, ErrorKind};
-use crate::replacement::{Captures, Compiled, Replacement};
+use crate::replacement::{Captures, Compiled, Replacement, State};
 use crate::replacer::Replacer;
 
 /// A rule's pattern: literal text or a regex in the `regex` crate's syntax.
@@ -563,24 +565,38 @@ impl RulesBuilder {
                 .configure(meta_config(&self.config).utf8_empty(false))
                 .syntax(syntax::Config::new())
                 .build(&source)
-                .map_err(|e| build_error(e, Some(i), pattern.as_str()))?;
+                .map_err(|e| Error::from_regex(e).blame(i, pattern.as_str(), None))?;
             replacements.push(replacement.compile(i, pattern.as_str(), single.group_info())?);
             singles.push(single);
             sources.push(source);
         }
+        // The engine goes first: when the set is over the size limit, it
+        // fails in a fraction of the time `meta` takes (no capture groups,
+        // no prefilter to build first).
+        let program = Program::new(&sources, &self.config).map_err(|e| {
+            self.blame_set(e, &sources, |some| {
+                Program::new(some, &self.config).is_err()
+            })
+        })?;
         // UTF-8 empty matches are filtered in `replace_all_bytes` instead:
         // `meta`'s own filter also drops a non-empty match that ends before a
         // stray continuation byte (when a rule can match empty), which the
         // streams keep.
-        let all = meta::Builder::new()
-            .configure(meta_config(&self.config).utf8_empty(false))
-            .build_many(&sources)
-            .map_err(|e| {
-                let rule = e.pattern().map(|p| p.as_usize());
-                let pat = rule.map_or("", |r| self.rules[r].0.as_str());
-                build_error(e, rule, pat)
-            })?;
-        let program = Program::new(&sources, &self.config)?;
+        let all_builder = || {
+            let mut b = meta::Builder::new();
+            b.configure(meta_config(&self.config).utf8_empty(false));
+            b
+        };
+        let all = all_builder().build_many(&sources).map_err(|e| {
+            let rule = e.pattern().map(|p| p.as_usize());
+            let err = Error::from_regex(e);
+            match rule {
+                Some(i) => err.blame(i, self.rules[i].0.as_str(), None),
+                None => self.blame_set(err, &sources, |some| {
+                    all_builder().build_many(some).is_err()
+                }),
+            }
+        })?;
         Ok(Rules {
             inner: Arc::new(Inner {
                 patterns: self.rules.iter().map(|(p, _)| p.clone()).collect(),
@@ -592,6 +608,80 @@ impl RulesBuilder {
             }),
         })
     }
+
+    /// Names the rule to blame for `err`, an error building all of
+    /// `sources` together, where each rule built alone; `fails` repeats the
+    /// build that failed.
+    fn blame_set(
+        &self,
+        err: Error,
+        sources: &[String],
+        fails: impl Fn(&[String]) -> bool,
+    ) -> Error {
+        if err.kind() != &ErrorKind::TooBig {
+            return self.blame(err, sources, fails);
+        }
+        // Over the size limit, rules are tried on the NFAs alone: a whole
+        // build of a large prefix takes seconds, its NFAs a fraction of
+        // that. These are the largest NFAs `meta` builds (forward with
+        // capture groups, reverse), and the engine's is no larger than the
+        // forward one.
+        let limit = Some(self.config.get_size_limit());
+        let nfa_too_big = |some: &[String]| {
+            let forward = thompson::Config::new()
+                .utf8(false)
+                .shrink(false)
+                .nfa_size_limit(limit);
+            let reverse = forward
+                .clone()
+                .which_captures(thompson::WhichCaptures::None)
+                .reverse(true);
+            [forward, reverse].into_iter().any(|config| {
+                thompson::Compiler::new()
+                    .configure(config)
+                    .build_many(some)
+                    .is_err()
+            })
+        };
+        if nfa_too_big(sources) {
+            self.blame(err, sources, nfa_too_big)
+        } else {
+            err
+        }
+    }
+
+    /// Names the rule to blame for `err`, an error building all of
+    /// `sources` together, where each rule built alone: the first rule `k`
+    /// such that rules `0..=k` fail to build together (by `fails`) while
+    /// rules `0..k` build. Only on the error path: about `log2(n)` builds
+    /// of prefixes, and one of rule `k` alone.
+    fn blame(&self, err: Error, sources: &[String], fails: impl Fn(&[String]) -> bool) -> Error {
+        if sources.is_empty() {
+            return err;
+        }
+        // Invariant: `sources[..lo]` builds and `sources[..hi]` fails.
+        let (mut lo, mut hi) = (0, sources.len());
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fails(&sources[..mid]) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        let k = hi - 1;
+        let pattern = self.rules[k].0.as_str();
+        if k == 0 || err.kind() != &ErrorKind::TooBig || fails(&sources[k..hi]) {
+            return err.blame(k, pattern, None);
+        }
+        let message = format!(
+            "rules 0 to {k} together exceed the size limit of {} bytes, though rules 0 to {} \
+             fit and rule {k} fits alone; raise the limit with Config::size_limit",
+            self.config.get_size_limit(),
+            k - 1,
+        );
+        err.blame(k, pattern, Some(message))
+    }
 }
 
 fn meta_config(config: &Config) -> meta::Config {
@@ -599,22 +689,6 @@ fn meta_config(config: &Config) -> meta::Config {
         .nfa_size_limit(Some(config.size_limit))
         .onepass_size_limit(Some(config.size_limit))
         .hybrid_cache_capacity(config.cache_capacity)
-}
-
-fn build_error(e: meta::BuildError, rule: Option<usize>, pattern: &str) -> Error {
-    let pattern = rule.map(|_| pattern);
-    if let Some(se) = e.syntax_error() {
-        Error::new(ErrorKind::Syntax, rule, pattern, se.to_string())
-    } else if let Some(limit) = e.size_limit() {
-        Error::new(
-            ErrorKind::TooBig,
-            rule,
-            pattern,
-            format!("compiled size exceeds the limit of {limit} bytes (see Config::size_limit)"),
-        )
-    } else {
-        Error::new(ErrorKind::Build, rule, pattern, e.to_string())
-    }
 }
 
 /// A compiled, immutable set of rules.
@@ -691,6 +765,44 @@ impl Rules {
     /// ```
     pub fn replacer(&self) -> Replacer {
         Replacer::new(self.clone())
+    }
+
+    /// A fresh stream over these rules whose
+    /// [`Replacement::with_state`] closures taking an `S` start from
+    /// `state` instead of `S::default()`.
+    ///
+    /// Use it to carry a conversation's state from one stream to the next
+    /// (take it back with [`Replacer::take_state`]), or to start a stream
+    /// from a value that is not the default.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(
+    ///         Pattern::regex(r"\d{3}-\d{4}"),
+    ///         Replacement::with_state(|_, n: &mut u32| {
+    ///             *n += 1;
+    ///             format!("[PHONE_{n}]")
+    ///         }),
+    ///     )
+    ///     .build()?;
+    ///
+    /// let mut first = rules.replacer();
+    /// assert_eq!(first.feed("call 555-0100 or 555-0199.")?, "call [PHONE_1] or [PHONE_2].");
+    /// let seen = first.take_state::<u32>().unwrap_or_default();
+    ///
+    /// // The next reply of the same conversation goes on numbering.
+    /// let mut next = rules.replacer_with(seen);
+    /// assert_eq!(next.feed("555-0123!")?, "[PHONE_3]!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn replacer_with<S: Send + Sync + 'static>(&self, state: S) -> Replacer {
+        let mut r = Replacer::new(self.clone());
+        r.set_state(state);
+        r
     }
 
     /// The number of rules.
@@ -803,6 +915,7 @@ impl Rules {
     /// ```
     pub fn replace_all_bytes(&self, haystack: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(haystack.len());
+        let mut state = State::default();
         let mut last = 0;
         // An empty match never splits a character (as in `regex`'s UTF-8
         // mode): a thread never starts at a continuation byte.
@@ -815,8 +928,8 @@ impl Rules {
                 haystack,
                 0,
                 m.pattern().as_usize(),
-                m.start(),
-                m.end(),
+                m.range(),
+                &mut state,
                 &mut out,
             );
             last = m.end();
@@ -826,38 +939,39 @@ impl Rules {
     }
 
     /// Appends rule `rule`'s replacement of the decided match
-    /// `haystack[start..end]` to `out`. `offset` is the stream offset of
+    /// `haystack[span]` to `out`. `offset` is the stream offset of
     /// `haystack[0]`. Look-around in the rule sees the bytes of `haystack`
     /// around the span, so `haystack` must reach one character past `end`
-    /// unless `end` is the end of the input.
+    /// unless `end` is the end of the input. `state` is the stream's.
     pub(crate) fn append_replacement(
         &self,
         haystack: &[u8],
         offset: usize,
         rule: usize,
-        start: usize,
-        end: usize,
+        span: Range<usize>,
+        state: &mut State,
         out: &mut Vec<u8>,
     ) {
         let repl = &self.inner.replacements[rule];
         if !repl.needs_captures() {
-            repl.append(None, out);
+            repl.append(None, state, out);
             return;
         }
         let re = &self.inner.singles[rule];
         let mut raw = re.create_captures();
         let input = Input::new(haystack)
-            .span(start..end)
+            .span(span)
             .anchored(regex_automata::Anchored::Yes);
         re.search_captures(&input, &mut raw);
         let caps = Captures::new(haystack, offset, rule, &raw);
-        repl.append(Some(&caps), out);
+        repl.append(Some(&caps), state, out);
     }
 }
 
 /// The sink that turns decided text and matches into output.
 pub(crate) struct Out<'a> {
     pub(crate) rules: &'a Rules,
+    pub(crate) state: &'a mut State,
     pub(crate) out: &'a mut Vec<u8>,
 }
 
@@ -868,7 +982,7 @@ impl Sink for Out<'_> {
 
     fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
         self.rules
-            .append_replacement(hay, offset, rule, start, end, self.out);
+            .append_replacement(hay, offset, rule, start..end, self.state, self.out);
     }
 }
 
@@ -877,6 +991,7 @@ impl Sink for Out<'_> {
 /// were mixed on one stream and left a character cut).
 pub(crate) struct StrOut<'a> {
     pub(crate) rules: &'a Rules,
+    pub(crate) state: &'a mut State,
     pub(crate) out: &'a mut String,
     /// Where a replacement is built before it is appended.
     pub(crate) scratch: &'a mut Vec<u8>,
@@ -890,7 +1005,7 @@ impl Sink for StrOut<'_> {
     fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
         self.scratch.clear();
         self.rules
-            .append_replacement(hay, offset, rule, start, end, self.scratch);
+            .append_replacement(hay, offset, rule, start..end, self.state, self.scratch);
         crate::replacer::push_text(self.out, self.scratch);
     }
 }

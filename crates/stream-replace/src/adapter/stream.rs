@@ -20,9 +20,9 @@ use crate::replacer::Replacer;
 /// polling the source again. Once it has ended, the replacer is ready for a
 /// new stream.
 ///
-/// The source must be [`Unpin`], since this crate has no unsafe code to
-/// project a pin; pin any other stream first with `Box::pin(stream)`. The
-/// result is then `Unpin` as well.
+/// Any source stream will do, [`Unpin`] or not: it is pinned in a box (one
+/// allocation per wrapped stream, since this crate has no unsafe code to
+/// project a pin), and the result is always `Unpin`.
 ///
 /// Available with the `stream` feature.
 ///
@@ -63,12 +63,12 @@ use crate::replacer::Replacer;
 /// ```
 pub fn wrap_stream<S>(replacer: Replacer, stream: S) -> WrapStream<S>
 where
-    S: Stream + Unpin,
+    S: Stream,
     S::Item: AsRef<str>,
 {
     WrapStream {
         driver: Driver::new(replacer),
-        stream,
+        stream: Box::pin(stream),
     }
 }
 
@@ -77,8 +77,7 @@ where
 /// emit, and the rest once the source stream ends.
 ///
 /// As [`wrap_stream`], with [`Replacer::feed_bytes`] and
-/// [`Replacer::flush_bytes`]. The source must be [`Unpin`]; pin any other
-/// stream first with `Box::pin(stream)`.
+/// [`Replacer::flush_bytes`]. Any source stream will do, [`Unpin`] or not.
 ///
 /// Available with the `stream` feature.
 ///
@@ -114,12 +113,12 @@ where
 /// ```
 pub fn wrap_stream_bytes<S>(replacer: Replacer, stream: S) -> WrapStreamBytes<S>
 where
-    S: Stream + Unpin,
+    S: Stream,
     S::Item: AsRef<[u8]>,
 {
     WrapStreamBytes {
         driver: Driver::new(replacer),
-        stream,
+        stream: Box::pin(stream),
     }
 }
 
@@ -157,7 +156,7 @@ where
 #[derive(Debug)]
 pub struct WrapStream<S> {
     driver: Driver,
-    stream: S,
+    stream: Pin<Box<S>>,
 }
 
 /// The stream returned by [`wrap_stream_bytes`]: replaced bytes, as they
@@ -195,7 +194,7 @@ pub struct WrapStream<S> {
 #[derive(Debug)]
 pub struct WrapStreamBytes<S> {
     driver: Driver,
-    stream: S,
+    stream: Pin<Box<S>>,
 }
 
 impl<S> WrapStream<S> {
@@ -221,7 +220,8 @@ impl<S> WrapStream<S> {
         self.driver.replacer()
     }
 
-    /// Gives back the replacer and the source stream.
+    /// Gives back the replacer and the source stream, still pinned
+    /// (`Pin::into_inner` unboxes an [`Unpin`] one).
     ///
     /// Text the replacer holds is dropped unless the stream has ended, in
     /// which case the replacer is ready for a new stream.
@@ -242,7 +242,7 @@ impl<S> WrapStream<S> {
     /// assert_eq!(replacer.feed("x")?, "y");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn into_parts(self) -> (Replacer, S) {
+    pub fn into_parts(self) -> (Replacer, Pin<Box<S>>) {
         (self.driver.into_replacer(), self.stream)
     }
 }
@@ -270,7 +270,8 @@ impl<S> WrapStreamBytes<S> {
         self.driver.replacer()
     }
 
-    /// Gives back the replacer and the source stream.
+    /// Gives back the replacer and the source stream, still pinned
+    /// (`Pin::into_inner` unboxes an [`Unpin`] one).
     ///
     /// Bytes the replacer holds are dropped unless the stream has ended, in
     /// which case the replacer is ready for a new stream.
@@ -291,21 +292,21 @@ impl<S> WrapStreamBytes<S> {
     /// assert_eq!(replacer.feed("x")?, "y");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn into_parts(self) -> (Replacer, S) {
+    pub fn into_parts(self) -> (Replacer, Pin<Box<S>>) {
         (self.driver.into_replacer(), self.stream)
     }
 }
 
 impl<S> Stream for WrapStream<S>
 where
-    S: Stream + Unpin,
+    S: Stream,
     S::Item: AsRef<str>,
 {
     type Item = Result<String, StreamError>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        this.driver.poll_next::<str, _>(&mut this.stream, cx)
+        this.driver.poll_next::<str, _>(this.stream.as_mut(), cx)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -315,14 +316,14 @@ where
 
 impl<S> Stream for WrapStreamBytes<S>
 where
-    S: Stream + Unpin,
+    S: Stream,
     S::Item: AsRef<[u8]>,
 {
     type Item = Result<Vec<u8>, StreamError>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        this.driver.poll_next::<[u8], _>(&mut this.stream, cx)
+        this.driver.poll_next::<[u8], _>(this.stream.as_mut(), cx)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -332,7 +333,7 @@ where
 
 impl<S> FusedStream for WrapStream<S>
 where
-    S: Stream + Unpin,
+    S: Stream,
     S::Item: AsRef<str>,
 {
     fn is_terminated(&self) -> bool {
@@ -342,7 +343,7 @@ where
 
 impl<S> FusedStream for WrapStreamBytes<S>
 where
-    S: Stream + Unpin,
+    S: Stream,
     S::Item: AsRef<[u8]>,
 {
     fn is_terminated(&self) -> bool {
@@ -355,16 +356,16 @@ impl Driver {
     /// ready; `Pending` when it has not (it has then arranged a wake-up).
     fn poll_next<U, S>(
         &mut self,
-        stream: &mut S,
+        mut stream: Pin<&mut S>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<U::Out, StreamError>>>
     where
         U: Unit + ?Sized,
-        S: Stream + Unpin,
+        S: Stream + ?Sized,
         S::Item: AsRef<U>,
     {
         while !self.is_done() {
-            let chunk = ready!(Pin::new(&mut *stream).poll_next(cx));
+            let chunk = ready!(stream.as_mut().poll_next(cx));
             if let ControlFlow::Break(item) = self.step(chunk.as_ref().map(AsRef::as_ref)) {
                 return Poll::Ready(item);
             }

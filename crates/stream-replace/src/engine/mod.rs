@@ -37,7 +37,7 @@ use regex_automata::{Anchored, MatchKind, Span};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::rules::Config;
 
 /// Bytes of already-released text kept before the held region, as
@@ -104,14 +104,7 @@ impl Program {
                     .which_captures(WhichCaptures::None),
             )
             .build_many(sources)
-            .map_err(|e| {
-                let kind = if e.to_string().contains("exceeds") {
-                    ErrorKind::TooBig
-                } else {
-                    ErrorKind::Build
-                };
-                Error::new(kind, None, None, e.to_string())
-            })?;
+            .map_err(Error::from_dfa)?;
         let mut cache = dfa.create_cache();
         let mut may_start = Box::new([[0u64; 4]; 257]);
         for (lb, row) in may_start.iter_mut().enumerate() {

@@ -220,7 +220,8 @@ fn completed_match_is_released_at_once_with_unicode_word_boundaries() {
 /// match can start with it; the DFA path releases it at once. Both must.
 #[test]
 fn nfa_fallback_releases_a_cut_character_no_match_can_start_with() {
-    let cases: &[(&[&str], usize, &[u8], &[u8])] = &[
+    type Case = (&'static [&'static str], usize, &'static [u8], &'static [u8]);
+    let cases: &[Case] = &[
         (&["cd"], 1, b"cd\xF0\x9F", b"<0>\xF0\x9F"),
         (&["cd"], 2 << 20, b"cd\xF0\x9F", b"<0>\xF0\x9F"),
         (

@@ -11,6 +11,9 @@
 //!   held bytes, replacement closures, and `Rules` shared across threads.
 //!
 //! * `adapters`: edges of the iterator, `std::io` and stream adapters.
+//! * `api`: promises of the public API beyond matching: what build errors
+//!   say, `Replacer` and `Captures` semantics, per-stream closure state,
+//!   adapters over sources that are not `Unpin`.
 //! * `invariance`: the `Replacer` and every adapter checked with
 //!   `chunk-invariance` against `replace_all`, over every split of short
 //!   inputs and bounded or random splits of longer ones.
@@ -20,6 +23,7 @@
 //! stream's own invariants (`offset`, `held`) on every call.
 
 mod adapters;
+mod api;
 mod cases;
 mod closures;
 mod differential;
