@@ -89,3 +89,8 @@ pub use crate::error::{Error, ErrorKind, StreamError, StreamErrorKind};
 pub use crate::replacement::{Captures, Match, Replacement};
 pub use crate::replacer::Replacer;
 pub use crate::rules::{Config, HeldLimit, Pattern, Rules, RulesBuilder};
+
+// The README's Rust blocks are compiled and run as doctests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

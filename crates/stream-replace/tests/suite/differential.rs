@@ -491,8 +491,9 @@ proptest! {
     }
 }
 
-/// Inputs that once tripped an engine (the merge counterexample of
-/// DESIGN.md among them), replayed by name through every split.
+/// Inputs that once tripped an engine (among them the case where merging
+/// threads in one state loses a match unless the best match is kept for the
+/// whole stream, not per thread), replayed by name through every split.
 #[test]
 fn regressions() {
     let cases: &[(&[&str], &str)] = &[

@@ -3,7 +3,7 @@
 //!
 //! Matches come from `regex_automata::meta::Regex::new_many` over the
 //! patterns (literals escaped), `find_iter`, leftmost-first: the definition
-//! in DESIGN.md section 1. Capture groups for templates and closures come
+//! of the output the crate promises. Capture groups for templates and closures come
 //! from the rule's own `regex::bytes::Regex`, and templates are expanded by
 //! `regex`'s `Captures::expand`.
 
