@@ -24,9 +24,11 @@ pub enum Format {
     /// One field stream per choice index and field:
     /// `choices[i].delta.content`, `choices[i].delta.reasoning_content`,
     /// `choices[i].delta.tool_calls[j].function.arguments` (keyed by the
-    /// tool call's `index`) and the legacy
-    /// `choices[i].delta.function_call.arguments`. A choice ends at a
-    /// non-null `finish_reason`; every stream ends at `data: [DONE]`.
+    /// tool call's `index`), the legacy
+    /// `choices[i].delta.function_call.arguments`, and every other string
+    /// field of the delta but `role` (`refusal`, a provider's own field),
+    /// by name. A choice ends at a non-null `finish_reason`; every stream
+    /// ends at `data: [DONE]`.
     OpenAiChat,
     /// Anthropic messages.
     ///

@@ -100,6 +100,9 @@ enum ChatField {
     Reasoning,
     Arguments(u64),
     FunctionCall,
+    // Any other string of the delta but `role`, by its index in
+    // `SseReplacer::delta_keys`.
+    Other(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -228,6 +231,8 @@ pub struct SseReplacer {
     // The latest OpenAI chunk's top-level object, `choices` and `usage`
     // nulled: the template of a synthesised chunk.
     chat_meta: Option<Map<String, Value>>,
+    // The names of the other delta fields seen, for `ChatField::Other`.
+    delta_keys: Vec<String>,
     failed: Option<Error>,
     parsed: Vec<Event>,
     events: Vec<Event>,
@@ -274,6 +279,7 @@ impl SseReplacer {
             parser: Parser::new(),
             streams: Vec::new(),
             chat_meta: None,
+            delta_keys: Vec::new(),
             failed: None,
             parsed: Vec::new(),
             events: Vec::new(),
@@ -449,6 +455,7 @@ impl SseReplacer {
         self.parser = Parser::new();
         self.streams.clear();
         self.chat_meta = None;
+        self.delta_keys.clear();
         self.failed = None;
     }
 
@@ -615,7 +622,7 @@ impl SseReplacer {
         let mut extra = Vec::new();
         let mut all_empty = true;
         {
-            let mut fragments = chat_fragments(&mut root, &mut finished);
+            let mut fragments = chat_fragments(&mut root, &mut finished, &mut self.delta_keys);
             if fragments.is_empty() && finished.is_empty() {
                 out.push(event);
                 return Ok(());
@@ -665,6 +672,11 @@ impl SseReplacer {
                 json!({"tool_calls": [{"index": index, "function": {"arguments": rest}}]})
             }
             ChatField::FunctionCall => json!({"function_call": {"arguments": rest}}),
+            ChatField::Other(k) => {
+                let mut delta = Map::new();
+                delta.insert(self.delta_keys[k].clone(), Value::String(rest));
+                Value::Object(delta)
+            }
         };
         let choices = json!([{"index": choice, "delta": delta, "finish_reason": null}]);
         let mut chunk = self.chat_meta.clone().unwrap_or_default();
@@ -833,7 +845,11 @@ fn feed(replacer: &mut Replacer, text: &str) -> Result<String, Error> {
 
 // Every fragment of an OpenAI chunk, keyed; the choices that finish in it
 // go to `finished`.
-fn chat_fragments<'v>(root: &'v mut Value, finished: &mut Vec<u64>) -> Vec<(Key, &'v mut String)> {
+fn chat_fragments<'v>(
+    root: &'v mut Value,
+    finished: &mut Vec<u64>,
+    delta_keys: &mut Vec<String>,
+) -> Vec<(Key, &'v mut String)> {
     let mut out = Vec::new();
     let Some(choices) = root.get_mut("choices").and_then(Value::as_array_mut) else {
         return out;
@@ -881,6 +897,16 @@ fn chat_fragments<'v>(root: &'v mut Value, finished: &mut Vec<u64>) -> Vec<(Key,
                         }
                     }
                 }
+                (name, Value::String(s)) if name != "role" => {
+                    let k = match delta_keys.iter().position(|k| k == name) {
+                        Some(k) => k,
+                        None => {
+                            delta_keys.push(name.to_owned());
+                            delta_keys.len() - 1
+                        }
+                    };
+                    out.push((chat(ChatField::Other(k)), s));
+                }
                 _ => {}
             }
         }
@@ -906,7 +932,7 @@ fn chat_is_bare(root: &Value) -> bool {
             "finish_reason" | "logprobs" => v.is_null(),
             "delta" => v.as_object().is_some_and(|d| {
                 d.iter().all(|(k, v)| match k.as_str() {
-                    "content" | "reasoning_content" => v.as_str() == Some(""),
+                    "role" => false,
                     "function_call" => v.as_object().is_some_and(|f| {
                         f.len() == 1 && f.get("arguments").and_then(Value::as_str) == Some("")
                     }),
@@ -925,7 +951,8 @@ fn chat_is_bare(root: &Value) -> bool {
                             })
                         })
                     }),
-                    _ => false,
+                    // `content`, `reasoning_content` and any other field.
+                    _ => v.as_str() == Some(""),
                 })
             }),
             _ => false,

@@ -82,8 +82,8 @@ fn fragments(format: &str, v: &Value) -> Vec<(String, String)> {
             for (pos, choice) in v["choices"].as_array().into_iter().flatten().enumerate() {
                 let c = choice["index"].as_u64().unwrap_or(pos as u64);
                 let d = &choice["delta"];
-                for f in ["content", "reasoning_content"] {
-                    if let Some(s) = d[f].as_str() {
+                for (f, v) in d.as_object().into_iter().flatten() {
+                    if let (Some(s), false) = (v.as_str(), f == "role") {
                         out.push((format!("{c}/{f}"), s.to_owned()));
                     }
                 }
@@ -140,26 +140,25 @@ fn blanked(format: &str, event: &Event) -> String {
 }
 
 fn blank(v: &mut Value) {
+    blank_in(v, false)
+}
+
+// Under a `delta` or `content_block`, every string but the structural ones
+// is a fragment.
+fn blank_in(v: &mut Value, in_delta: bool) {
     match v {
         Value::Object(m) => {
             for (k, v) in m.iter_mut() {
-                if matches!(
-                    k.as_str(),
-                    "content"
-                        | "reasoning_content"
-                        | "arguments"
-                        | "text"
-                        | "partial_json"
-                        | "thinking"
-                ) && v.is_string()
-                {
+                let structural =
+                    matches!(k.as_str(), "role" | "type" | "id" | "name" | "signature");
+                if in_delta && !structural && v.is_string() {
                     *v = Value::String(String::new());
                 } else {
-                    blank(v);
+                    blank_in(v, in_delta || k == "delta" || k == "content_block");
                 }
             }
         }
-        Value::Array(a) => a.iter_mut().for_each(blank),
+        Value::Array(a) => a.iter_mut().for_each(|v| blank_in(v, in_delta)),
         _ => {}
     }
 }
@@ -728,4 +727,26 @@ fn data_that_is_not_json_fails_closed() {
         !text.contains("ann@") && !text.contains("example") && !text.contains("[DONE]"),
         "{text}"
     );
+}
+
+// Any string of the delta is text, as in a provider's own field.
+#[test]
+fn openai_other_delta_fields_are_streams_too() {
+    let rules = rules();
+    let mut upstream = String::new();
+    upstream += &sse(
+        &json!({"choices": [{"delta": {"content": "Record attached.", "role": "assistant"}}]}),
+    );
+    for piece in ["ann", "@exam", "ple.o", "rg"] {
+        upstream += &sse(&json!({"choices": [{"delta": {"content": "", "record_field": piece}}]}));
+    }
+    upstream += "data: [DONE]\n\n";
+    let out = whole(&rules, Format::OpenAiChat, upstream.as_bytes());
+    check("chat", &rules, &upstream, &out);
+    let got = joined("chat", &out);
+    assert_eq!(got["0/record_field"], "[EMAIL]");
+    assert_eq!(got["0/content"], "Record attached.");
+    let text = String::from_utf8(out).unwrap();
+    assert!(!text.contains("ann") && !text.contains("exam"), "{text}");
+    assert!(text.contains(r#""role":"assistant""#));
 }
