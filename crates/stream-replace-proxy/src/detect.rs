@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use regex_automata::meta::Regex;
 use serde_json::Value;
-use stream_replace::{Pattern, Replacement, Rules};
+use stream_replace::{Config, Pattern, Replacement, Rules};
 
 /// One kind of value the proxy protects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +176,7 @@ impl Vault {
 ///
 /// A restored value is a replacement, so it is not scanned again: the
 /// caller's own values come back, values the upstream made up do not.
+/// `config` sets the cap on held text and what happens there.
 ///
 /// # Errors
 ///
@@ -184,18 +185,19 @@ impl Vault {
 /// # Example
 ///
 /// ```
+/// use stream_replace::Config;
 /// use stream_replace_proxy::{response_rules, Vault};
 ///
 /// let mut vault = Vault::new();
 /// vault.placeholder("EMAIL", "ann@example.com");
-/// let rules = response_rules(&vault)?;
+/// let rules = response_rules(&vault, Config::new())?;
 /// assert_eq!(
 ///     rules.replace_all("[EMAIL_1] and bob@example.net"),
 ///     "ann@example.com and [EMAIL_REDACTED]"
 /// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn response_rules(vault: &Vault) -> Result<Rules, stream_replace::Error> {
+pub fn response_rules(vault: &Vault, config: Config) -> Result<Rules, stream_replace::Error> {
     let mut builder = Rules::builder();
     for (placeholder, value) in vault.entries() {
         builder.rule(Pattern::literal(placeholder), Replacement::literal(value));
@@ -206,7 +208,7 @@ pub fn response_rules(vault: &Vault) -> Result<Rules, stream_replace::Error> {
             Replacement::literal(format!("[{}_REDACTED]", d.label)),
         );
     }
-    builder.build()
+    builder.config(config).build()
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ const MAX_RESPONSE: usize = 64 << 20;
 #[derive(Clone, Debug)]
 pub struct Config {
     upstream_base: String,
+    max_held: usize,
 }
 
 impl Config {
@@ -75,6 +76,7 @@ impl Config {
         }
         Ok(Config {
             upstream_base: base.to_owned(),
+            max_held: stream_replace::Config::new().get_max_held(),
         })
     }
 
@@ -90,6 +92,38 @@ impl Config {
     /// ```
     pub fn upstream_base(&self) -> &str {
         &self.upstream_base
+    }
+
+    /// The most bytes one response field may hold back (1 MiB by
+    /// default). Past it the response fails closed: an SSE stream ends
+    /// with an error event and no `[DONE]`, the held text is never sent.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_proxy::Config;
+    ///
+    /// let config = Config::new("http://127.0.0.1:18799/v1")?.max_held(64 << 10);
+    /// assert_eq!(config.get_max_held(), 64 << 10);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn max_held(mut self, bytes: usize) -> Config {
+        self.max_held = bytes;
+        self
+    }
+
+    /// The cap set by [`max_held`](Config::max_held).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_proxy::Config;
+    ///
+    /// assert_eq!(Config::new("http://h:1/v1")?.get_max_held(), 1 << 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_max_held(&self) -> usize {
+        self.max_held
     }
 }
 
@@ -268,7 +302,11 @@ async fn forward(
             body.map_err(BoxError::from).boxed(),
         ));
     }
-    let rules = response_rules(&vault).map_err(|e| {
+    let rules = response_rules(
+        &vault,
+        stream_replace::Config::new().max_held(shared.config.max_held),
+    )
+    .map_err(|e| {
         (
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("response rules: {e}"),

@@ -73,9 +73,12 @@ async fn upstream(respond: Responder) -> (String, Arc<Mutex<Vec<String>>>) {
 }
 
 async fn proxy(upstream_base: &str) -> String {
+    proxy_with(Config::new(upstream_base).unwrap()).await
+}
+
+async fn proxy_with(config: Config) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let config = Config::new(upstream_base).unwrap();
     tokio::spawn(serve(listener, config));
     format!("http://{addr}/v1")
 }
@@ -269,4 +272,75 @@ async fn events_are_not_buffered_until_the_end() {
         rest.contains("again") && rest.ends_with("data: [DONE]\n\n"),
         "{rest}"
     );
+}
+
+// The upstream's bytes cut at every offset of a short stream: the client
+// gets the same bytes each time.
+#[tokio::test]
+async fn every_split_of_the_upstream_bytes() {
+    let stream = concat!(
+        "data: {\"choices\":[{\"delta\":{\"content\":\"Mail [EM\"}}]}\n\n",
+        "data: {\"choices\":[{\"delta\":{\"content\":\"AIL_1] or qw@ex\"}}]}\n\n",
+        "data: {\"choices\":[{\"delta\":{\"content\":\"ample.com.\"}}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let cut = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let upstream_stream = stream;
+    let next_cut = Arc::clone(&cut);
+    let respond: Responder = Arc::new(move |_body, tx: mpsc::UnboundedSender<Bytes>| {
+        let at = next_cut.load(std::sync::atomic::Ordering::SeqCst);
+        let bytes = Bytes::from_static(upstream_stream.as_bytes());
+        tx.send(bytes.slice(..at)).unwrap();
+        tx.send(bytes.slice(at..)).unwrap();
+        "text/event-stream"
+    });
+    let (base, _) = upstream(respond).await;
+    let url = proxy(&base).await;
+    let mut first: Option<String> = None;
+    for at in 0..=stream.len() {
+        cut.store(at, std::sync::atomic::Ordering::SeqCst);
+        let (status, sse) = post(&url, &request(true)).await;
+        assert_eq!(status, 200);
+        let (content, _, _) = joined_fields(&sse);
+        assert_eq!(
+            content,
+            format!("Mail {ANN} or [EMAIL_REDACTED]."),
+            "cut at {at}"
+        );
+        match &first {
+            None => first = Some(sse),
+            Some(first) => assert_eq!(&sse, first, "cut at {at}"),
+        }
+    }
+}
+
+// A value that never ends holds more than the cap: the client gets an
+// error event, no [DONE], and none of the held text.
+#[tokio::test]
+async fn held_limit_ends_the_stream_with_an_error_event() {
+    let respond: Responder = Arc::new(|_body, tx: mpsc::UnboundedSender<Bytes>| {
+        tx.send(sse_event(json!({"role": "assistant", "content": "ok "})))
+            .unwrap();
+        for _ in 0..10 {
+            tx.send(sse_event(json!({"content": "secretsecret."})))
+                .unwrap();
+        }
+        tx.send(sse_event(json!({"content": "@example.com"})))
+            .unwrap();
+        tx.send(Bytes::from_static(b"data: [DONE]\n\n")).unwrap();
+        "text/event-stream"
+    });
+    let (base, _) = upstream(respond).await;
+    let url = proxy_with(Config::new(&base).unwrap().max_held(64)).await;
+    let (status, sse) = post(&url, &request(true)).await;
+    assert_eq!(status, 200);
+    assert!(
+        !sse.contains("secret") && !sse.contains("example.com"),
+        "{sse}"
+    );
+    assert!(!sse.contains("[DONE]"), "{sse}");
+    let last = sse.trim_end().rsplit("\n\n").next().unwrap();
+    let error: Value = serde_json::from_str(last.strip_prefix("data: ").unwrap()).unwrap();
+    assert_eq!(error["error"]["code"], "held_limit");
+    assert!(sse.contains(r#""content":"ok ""#));
 }
