@@ -62,6 +62,12 @@ pub enum ErrorKind {
         /// The JSON parser's message.
         message: String,
     },
+    /// An event was larger than
+    /// [`Options::max_event`](crate::Options::max_event).
+    EventTooLarge {
+        /// The configured limit, in bytes.
+        limit: usize,
+    },
 }
 
 impl Error {
@@ -108,7 +114,7 @@ impl Error {
     pub fn held_limit(&self) -> Option<&StreamError> {
         match &self.kind {
             ErrorKind::HeldLimit(e) => Some(e),
-            ErrorKind::InvalidJson { .. } => None,
+            _ => None,
         }
     }
 }
@@ -123,6 +129,10 @@ impl fmt::Display for Error {
                     "an event's data is not JSON, so it was not forwarded: {message}"
                 )
             }
+            ErrorKind::EventTooLarge { limit } => write!(
+                f,
+                "an event is larger than the limit of {limit} bytes, so it was not forwarded"
+            ),
         }
     }
 }
@@ -131,7 +141,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             ErrorKind::HeldLimit(e) => Some(e),
-            ErrorKind::InvalidJson { .. } => None,
+            _ => None,
         }
     }
 }

@@ -19,14 +19,24 @@ use crate::sse::{Event, Parser};
 /// let options = Options::new().hold_empty(true);
 /// assert!(options.get_hold_empty());
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Options {
     hold_empty: bool,
+    max_event: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            hold_empty: false,
+            max_event: 16 << 20,
+        }
+    }
 }
 
 impl Options {
     /// The defaults: an event whose fragments all come out empty is still
-    /// forwarded.
+    /// forwarded; an event may take up to 16 MiB.
     ///
     /// # Example
     ///
@@ -83,6 +93,42 @@ impl Options {
     /// ```
     pub fn get_hold_empty(&self) -> bool {
         self.hold_empty
+    }
+
+    /// The largest event, in bytes of its lines, the stream accepts (16
+    /// MiB by default). An event is buffered whole before it is checked,
+    /// so this bounds the memory one stream can take; a larger event fails
+    /// the stream closed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    /// use stream_replace_sse::{ErrorKind, Format, Options, SseReplacer};
+    ///
+    /// let rules = Rules::builder().literal("secret", "***").build()?;
+    /// let options = Options::new().max_event(16);
+    /// let mut sse = SseReplacer::with_options(&rules, Format::OpenAiChat, options);
+    /// let err = sse.feed(b"data: {\"choices\": [", &mut Vec::new()).unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::EventTooLarge { limit: 16 });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn max_event(mut self, bytes: usize) -> Options {
+        self.max_event = bytes;
+        self
+    }
+
+    /// The limit set by [`max_event`](Options::max_event).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_sse::Options;
+    ///
+    /// assert_eq!(Options::new().get_max_event(), 16 << 20);
+    /// ```
+    pub fn get_max_event(&self) -> usize {
+        self.max_event
     }
 }
 
@@ -177,8 +223,9 @@ struct FieldStream {
 ///
 /// When a field stream holds more than its rules'
 /// [`Config::max_held`](stream_replace::Config::max_held) (with the
-/// default fail-closed policy), or an event's data is neither JSON nor
-/// `[DONE]`, the stream stops: the call appends an error event (an
+/// default fail-closed policy), an event's data is neither JSON nor
+/// `[DONE]`, or an event is larger than [`Options::max_event`], the
+/// stream stops: the call appends an error event (an
 /// OpenAI `{"error":{…}}` chunk, an Anthropic `event: error`, or for
 /// pointers an `event: error` with `{"error":{…}}`), discards every held
 /// fragment, and returns the [`Error`]. The events of the same read that
@@ -322,8 +369,14 @@ impl SseReplacer {
         }
         let mut parsed = std::mem::take(&mut self.parsed);
         self.parser.feed(chunk, &mut parsed);
-        let result = self.process_all(parsed.drain(..), out);
+        let mut result = self.process_all(parsed.drain(..), out);
+        parsed.clear();
         self.parsed = parsed;
+        if result.is_ok() && self.parser.pending() > self.options.max_event {
+            let mut events = Vec::new();
+            result = self.settle(Err(self.too_large()), &mut events);
+            events.iter().for_each(|e| e.write_to(out));
+        }
         result
     }
 
@@ -535,6 +588,7 @@ impl SseReplacer {
     fn error_event(&self, e: &Error) -> Event {
         let code = match e.kind() {
             ErrorKind::HeldLimit(_) => "held_limit",
+            ErrorKind::EventTooLarge { .. } => "event_too_large",
             _ => "invalid_json",
         };
         let message = e.to_string();
@@ -561,7 +615,16 @@ impl SseReplacer {
         }
     }
 
+    fn too_large(&self) -> Error {
+        Error::new(ErrorKind::EventTooLarge {
+            limit: self.options.max_event,
+        })
+    }
+
     fn process(&mut self, event: Event, out: &mut Vec<Event>) -> Result<(), Error> {
+        if event.byte_len() > self.options.max_event {
+            return Err(self.too_large());
+        }
         let Some(data) = event.data() else {
             out.push(event);
             return Ok(());

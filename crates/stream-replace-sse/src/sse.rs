@@ -305,6 +305,18 @@ impl Event {
         out
     }
 
+    // The bytes of its lines, one line end each, as `Parser::pending`
+    // counts them: what `Options::max_event` bounds.
+    pub(crate) fn byte_len(&self) -> usize {
+        self.lines
+            .iter()
+            .map(|l| match l {
+                Line::Comment(text) => 1 + text.len() + 1,
+                Line::Field { name, value } => name.len() + 2 + value.len() + 1,
+            })
+            .sum()
+    }
+
     fn set_single(&mut self, name: &str, value: &str) {
         let at = self
             .lines
@@ -400,6 +412,8 @@ pub struct Parser {
     after_cr: bool,
     // Whether a line has been completed: only the first may carry a BOM.
     seen_line: bool,
+    // Bytes of the lines of `event`.
+    event_bytes: usize,
 }
 
 impl Parser {
@@ -488,6 +502,25 @@ impl Parser {
         (!event.is_empty()).then_some(event)
     }
 
+    /// How many bytes of the event being read are buffered: what a caller
+    /// caps to bound the memory one event can take.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_sse::Parser;
+    ///
+    /// let mut parser = Parser::new();
+    /// let mut events = Vec::new();
+    /// parser.feed(b"data: 12\ndata: 3", &mut events);
+    /// assert_eq!(parser.pending(), 9 + 7);
+    /// parser.feed(b"\n\n", &mut events);
+    /// assert_eq!(parser.pending(), 0);
+    /// ```
+    pub fn pending(&self) -> usize {
+        self.event_bytes + self.line.len()
+    }
+
     fn end_line(&mut self, events: &mut Vec<Event>) {
         let mut line: &[u8] = &self.line;
         if !self.seen_line {
@@ -498,7 +531,9 @@ impl Parser {
             if !self.event.is_empty() {
                 events.push(std::mem::take(&mut self.event));
             }
+            self.event_bytes = 0;
         } else {
+            self.event_bytes += self.line.len() + 1;
             self.event.push_line(&String::from_utf8_lossy(line));
         }
         self.line.clear();

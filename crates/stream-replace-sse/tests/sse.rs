@@ -750,3 +750,34 @@ fn openai_other_delta_fields_are_streams_too() {
     assert!(!text.contains("ann") && !text.contains("exam"), "{text}");
     assert!(text.contains(r#""role":"assistant""#));
 }
+
+#[test]
+fn an_event_over_the_size_limit_fails_closed() {
+    let rules = rules();
+    let options = Options::new().max_event(300);
+    let mut upstream = chunk(0, json!({"content": "fine "}), Value::Null);
+    upstream += &format!(
+        "data: {{\"choices\":[{{\"delta\":{{\"content\":\"{}",
+        "ann@example.org ".repeat(30)
+    );
+    let (out, err) = run(
+        &rules,
+        Format::OpenAiChat,
+        options.clone(),
+        &[upstream.as_bytes()],
+    );
+    assert_eq!(
+        err.unwrap().kind(),
+        &ErrorKind::EventTooLarge { limit: 300 }
+    );
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("\"fine \"") && text.contains("event_too_large") && !text.contains("ann@"),
+        "{text}"
+    );
+    // A whole event over the limit, in one read, fails the same way.
+    let big = chunk(0, json!({"content": "x".repeat(400)}), Value::Null);
+    let (out, err) = run(&rules, Format::OpenAiChat, options, &[big.as_bytes()]);
+    assert!(err.is_some());
+    assert!(!String::from_utf8(out).unwrap().contains("xxxx"));
+}
