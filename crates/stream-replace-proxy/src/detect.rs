@@ -87,6 +87,11 @@ impl Detectors {
         Some(out)
     }
 
+    /// Whether `text` holds a value a detector finds.
+    pub(crate) fn finds(&self, text: &str) -> bool {
+        self.regex.is_match(text)
+    }
+
     /// Masks every string of a request body but those under structural keys.
     pub(crate) fn mask_json(&self, value: &mut Value, vault: &mut Vault) {
         match value {

@@ -1,7 +1,9 @@
 //! `stream-replace-proxy`: the redacting proxy as a program.
 //!
-//! Reads `UPSTREAM_BASE_URL` (the upstream's `/v1` base, required) and
-//! `LISTEN_ADDR` (default `127.0.0.1:14000`) from the environment.
+//! Reads `UPSTREAM_BASE_URL` (the upstream's `/v1` base, required),
+//! `LISTEN_ADDR` (default `127.0.0.1:14000`) and `MAX_HELD_BYTES` (the cap
+//! on the text one response field may hold back, default 1 MiB) from the
+//! environment.
 
 #![forbid(unsafe_code)]
 
@@ -15,13 +17,24 @@ async fn main() -> ExitCode {
         eprintln!("stream-replace-proxy: set UPSTREAM_BASE_URL to the upstream's /v1 base URL");
         return ExitCode::from(2);
     };
-    let config = match Config::new(&upstream) {
+    let mut config = match Config::new(&upstream) {
         Ok(config) => config,
         Err(e) => {
             eprintln!("stream-replace-proxy: {e}");
             return ExitCode::from(2);
         }
     };
+    if let Ok(max) = std::env::var("MAX_HELD_BYTES") {
+        match max.parse() {
+            Ok(max) => config = config.max_held(max),
+            Err(_) => {
+                eprintln!(
+                    "stream-replace-proxy: MAX_HELD_BYTES must be a number of bytes, not {max:?}"
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
     let addr = std::env::var("LISTEN_ADDR").unwrap_or_else(|_| "127.0.0.1:14000".to_owned());
     let listener = match tokio::net::TcpListener::bind(&addr).await {
         Ok(listener) => listener,

@@ -136,7 +136,7 @@ struct Shared {
 /// Serves the proxy on `listener` until the task is dropped.
 ///
 /// Every path under `/v1/` is forwarded to the same path under the upstream
-/// base. A JSON request body has every string masked (see
+/// base (a URL in which a detector finds a value is refused with 400). A JSON request body has every string masked (see
 /// [`DETECTORS`](crate::DETECTORS)) but the values of `model`, `name`,
 /// `role`, `type`, `id` and `tool_call_id`. For `/v1/chat/completions`, the
 /// response (SSE or JSON) gets each placeholder back as its value and every
@@ -228,6 +228,14 @@ async fn forward(
             "only /v1/ paths are proxied".to_owned(),
         ));
     };
+    // A URL cannot carry a placeholder, so one that carries a value is
+    // refused rather than sent.
+    if shared.detectors.finds(rest) {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "the URL carries personal data; send it in the body".to_owned(),
+        ));
+    }
     let is_chat = parts.method == Method::POST
         && parts.uri.path().trim_end_matches('/') == "/v1/chat/completions";
     let body = Limited::new(body, MAX_REQUEST)

@@ -344,3 +344,16 @@ async fn held_limit_ends_the_stream_with_an_error_event() {
     assert_eq!(error["error"]["code"], "held_limit");
     assert!(sse.contains(r#""content":"ok ""#));
 }
+
+#[tokio::test]
+async fn a_url_with_a_value_is_refused() {
+    let (base, seen) = upstream(Arc::new(echo_and_inject)).await;
+    let url = proxy(&base).await;
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let req = Request::post(format!("{url}/chat/completions?user={ANN}"))
+        .body(Full::new(Bytes::from(request(true).to_string())))
+        .unwrap();
+    let response = client.request(req).await.unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+    assert!(seen.lock().unwrap().is_empty());
+}
