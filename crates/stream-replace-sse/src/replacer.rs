@@ -673,12 +673,14 @@ impl SseReplacer {
         out: &mut Vec<Event>,
     ) -> Result<(), Error> {
         if let Some(top) = root.as_object() {
-            let mut meta = top.clone();
-            for key in ["choices", "usage"] {
-                if let Some(v) = meta.get_mut(key) {
-                    *v = Value::Null;
-                }
-            }
+            // Keys keep their places; the choices and usage are not copied.
+            let meta = top
+                .iter()
+                .map(|(k, v)| match k.as_str() {
+                    "choices" | "usage" => (k.clone(), Value::Null),
+                    _ => (k.clone(), v.clone()),
+                })
+                .collect();
             self.chat_meta = Some(meta);
         }
         let mut finished = Vec::new();
