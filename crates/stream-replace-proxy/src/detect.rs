@@ -1,6 +1,7 @@
 //! What counts as personal data, the per-request vault of placeholders, and
 //! the response rules built from both.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use regex_automata::meta::Regex;
@@ -117,6 +118,7 @@ impl Detectors {
 #[derive(Clone, Debug, Default)]
 pub struct Vault {
     by_value: HashMap<String, String>,
+    by_placeholder: HashMap<String, String>,
     entries: Vec<(String, String)>,
     counts: HashMap<&'static str, usize>,
 }
@@ -156,8 +158,25 @@ impl Vault {
         *n += 1;
         let p = format!("[{label}_{n}]");
         self.by_value.insert(value.to_owned(), p.clone());
+        self.by_placeholder.insert(p.clone(), value.to_owned());
         self.entries.push((p.clone(), value.to_owned()));
         p
+    }
+
+    /// The value a placeholder stands for.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_proxy::Vault;
+    ///
+    /// let mut vault = Vault::new();
+    /// let p = vault.placeholder("PHONE", "212-555-0100");
+    /// assert_eq!(vault.value(&p), Some("212-555-0100"));
+    /// assert_eq!(vault.value("[PHONE_2]"), None);
+    /// ```
+    pub fn value(&self, placeholder: &str) -> Option<&str> {
+        self.by_placeholder.get(placeholder).map(String::as_str)
     }
 
     /// Every (placeholder, original value), in the order they were made.
@@ -176,12 +195,16 @@ impl Vault {
     }
 }
 
-/// The rules for one response: each placeholder of `vault` back to its
-/// value, then every detector to a redaction label (`[EMAIL_REDACTED]`).
+/// The rules for responses: each placeholder back to its value in the
+/// vault in scope (see [`with_vault`]), then every detector to a redaction
+/// label (`[EMAIL_REDACTED]`).
 ///
-/// A restored value is a replacement, so it is not scanned again: the
-/// caller's own values come back, values the upstream made up do not.
-/// `config` sets the cap on held text and what happens there.
+/// Compiled once and shared by every response; only the vault changes from
+/// one request to the next. A placeholder that the vault in scope does not
+/// know (or with no vault in scope) stays as it is. A restored value is a
+/// replacement, so it is not scanned again: the caller's own values come
+/// back, values the upstream made up do not. `config` sets the cap on held
+/// text and what happens there.
 ///
 /// # Errors
 ///
@@ -191,22 +214,28 @@ impl Vault {
 ///
 /// ```
 /// use stream_replace::Config;
-/// use stream_replace_proxy::{response_rules, Vault};
+/// use stream_replace_proxy::{response_rules, with_vault, Vault};
 ///
+/// let rules = response_rules(Config::new())?;
 /// let mut vault = Vault::new();
 /// vault.placeholder("EMAIL", "ann@example.com");
-/// let rules = response_rules(&vault, Config::new())?;
-/// assert_eq!(
-///     rules.replace_all("[EMAIL_1] and bob@example.net"),
-///     "ann@example.com and [EMAIL_REDACTED]"
-/// );
+/// let out = with_vault(&mut vault, || rules.replace_all("[EMAIL_1] and bob@example.net"));
+/// assert_eq!(out, "ann@example.com and [EMAIL_REDACTED]");
+/// assert_eq!(rules.replace_all("[EMAIL_1]"), "[EMAIL_1]"); // no vault in scope
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn response_rules(vault: &Vault, config: Config) -> Result<Rules, stream_replace::Error> {
+pub fn response_rules(config: Config) -> Result<Rules, stream_replace::Error> {
+    let labels: Vec<&str> = DETECTORS.iter().map(|d| d.label).collect();
+    let placeholder = format!(r"\[(?:{})_[0-9]+\]", labels.join("|"));
+    let restore = Replacement::with(|caps| {
+        let placeholder = caps.as_str();
+        VAULT.with(|vault| match vault.borrow().value(placeholder) {
+            Some(value) => value.to_owned(),
+            None => placeholder.to_owned(),
+        })
+    });
     let mut builder = Rules::builder();
-    for (placeholder, value) in vault.entries() {
-        builder.rule(Pattern::literal(placeholder), Replacement::literal(value));
-    }
+    builder.rule(Pattern::regex(placeholder), restore);
     for d in DETECTORS {
         builder.rule(
             Pattern::regex(d.pattern),
@@ -214,6 +243,48 @@ pub fn response_rules(vault: &Vault, config: Config) -> Result<Rules, stream_rep
         );
     }
     builder.config(config).build()
+}
+
+thread_local! {
+    // The vault placeholders are restored from. A replacement closure is
+    // shared by every stream and sees only the match, and a feed runs on
+    // one thread from start to end, so the vault of the stream being fed
+    // is lent here for the length of the call.
+    static VAULT: RefCell<Vault> = RefCell::new(Vault::new());
+}
+
+/// Runs `f` with `vault` as the vault [`response_rules`] restore
+/// placeholders from, on this thread; the previous one is back afterwards.
+///
+/// Wrap each `feed`, `flush` or `replace_all` of a response in it.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::Config;
+/// use stream_replace_proxy::{response_rules, with_vault, Vault};
+///
+/// let rules = response_rules(Config::new())?;
+/// let mut vault = Vault::new();
+/// vault.placeholder("SSN", "900-12-3456");
+/// let mut r = rules.replacer();
+/// let mut out = with_vault(&mut vault, || r.feed("SSN [SS"))?;
+/// out += &with_vault(&mut vault, || r.feed("N_1]."))?;
+/// out += &with_vault(&mut vault, || r.flush())?;
+/// assert_eq!(out, "SSN 900-12-3456.");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn with_vault<R>(vault: &mut Vault, f: impl FnOnce() -> R) -> R {
+    // Puts the vault back even if `f` panics.
+    struct Lent<'a>(&'a mut Vault);
+    impl Drop for Lent<'_> {
+        fn drop(&mut self) {
+            VAULT.with(|v| std::mem::swap(&mut *v.borrow_mut(), self.0));
+        }
+    }
+    VAULT.with(|v| std::mem::swap(&mut *v.borrow_mut(), vault));
+    let _lent = Lent(vault);
+    f()
 }
 
 #[cfg(test)]

@@ -11,8 +11,9 @@
 //!   the values.
 //! * **Response.** For `/v1/chat/completions`, streamed (SSE) or not, every
 //!   string field of each choice's delta or message runs through
-//!   [`response_rules`]: the request's placeholders are restored to their
-//!   values, and any other value the detectors find (one the model made up
+//!   [`response_rules`] (compiled once for all requests; each request's
+//!   [`Vault`] is lent to them with [`with_vault`]): the request's
+//!   placeholders are restored to their values, and any other value the detectors find (one the model made up
 //!   or was given elsewhere) is redacted, exactly, however the upstream
 //!   splits it across events. Each event goes out as soon as its text is
 //!   safe, so the time to the first event stays the upstream's.
@@ -37,5 +38,5 @@
 mod detect;
 mod proxy;
 
-pub use crate::detect::{response_rules, Detector, Vault, DETECTORS};
+pub use crate::detect::{response_rules, with_vault, Detector, Vault, DETECTORS};
 pub use crate::proxy::{serve, Config};

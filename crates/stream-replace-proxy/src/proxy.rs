@@ -20,7 +20,7 @@ use stream_replace::Rules;
 use stream_replace_sse::{Format, SseReplacer};
 use tokio::net::TcpListener;
 
-use crate::detect::{response_rules, Detectors, Vault};
+use crate::detect::{response_rules, with_vault, Detectors, Vault};
 
 type BoxError = Box<dyn StdError + Send + Sync>;
 type ProxyBody = BoxBody<Bytes, BoxError>;
@@ -130,6 +130,7 @@ impl Config {
 struct Shared {
     config: Config,
     detectors: Detectors,
+    rules: Rules,
     client: Client<HttpConnector, Full<Bytes>>,
 }
 
@@ -145,7 +146,8 @@ struct Shared {
 ///
 /// # Errors
 ///
-/// When accepting a connection fails.
+/// When accepting a connection fails, or the response rules cannot be
+/// compiled (not for the built-in detectors).
 ///
 /// # Example
 ///
@@ -159,9 +161,12 @@ struct Shared {
 /// # }
 /// ```
 pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()> {
+    let rules = response_rules(stream_replace::Config::new().max_held(config.max_held))
+        .map_err(std::io::Error::other)?;
     let shared = Arc::new(Shared {
         config,
         detectors: Detectors::new(),
+        rules,
         client: Client::builder(TokioExecutor::new()).build_http(),
     });
     loop {
@@ -310,20 +315,12 @@ async fn forward(
             body.map_err(BoxError::from).boxed(),
         ));
     }
-    let rules = response_rules(
-        &vault,
-        stream_replace::Config::new().max_held(shared.config.max_held),
-    )
-    .map_err(|e| {
-        (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("response rules: {e}"),
-        )
-    })?;
+    let rules = &shared.rules;
     if is_sse {
         let body = SseBody {
             upstream: body,
-            sse: SseReplacer::new(&rules, Format::OpenAiChat),
+            sse: SseReplacer::new(rules, Format::OpenAiChat),
+            vault,
             done: false,
         };
         return Ok(Response::from_parts(parts, body.boxed()));
@@ -344,7 +341,7 @@ async fn forward(
             "the upstream response is neither SSE nor JSON, so it cannot be checked".to_owned(),
         ));
     };
-    rewrite_completion(&rules, &mut value);
+    with_vault(&mut vault, || rewrite_completion(rules, &mut value));
     Ok(Response::from_parts(parts, full(value.to_string())))
 }
 
@@ -381,6 +378,8 @@ fn rewrite_completion(rules: &Rules, value: &mut Value) {
 struct SseBody {
     upstream: Incoming,
     sse: SseReplacer,
+    // The request's placeholders, lent to the rules for each feed.
+    vault: Vault,
     done: bool,
 }
 
@@ -405,7 +404,8 @@ impl Body for SseBody {
                         continue;
                     };
                     // On failure `out` ends with an error event; nothing after it.
-                    if this.sse.feed(&data, &mut out).is_err() {
+                    let sse = &mut this.sse;
+                    if with_vault(&mut this.vault, || sse.feed(&data, &mut out)).is_err() {
                         this.done = true;
                     }
                 }
@@ -415,7 +415,8 @@ impl Body for SseBody {
                 }
                 Poll::Ready(None) => {
                     this.done = true;
-                    let _ = this.sse.finish(&mut out);
+                    let sse = &mut this.sse;
+                    let _ = with_vault(&mut this.vault, || sse.finish(&mut out));
                 }
             }
             if !out.is_empty() {
