@@ -176,7 +176,7 @@ impl BlockField {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct FieldStream {
     key: Key,
     replacer: Replacer,
@@ -268,7 +268,7 @@ struct FieldStream {
 /// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct SseReplacer {
     rules: Rules,
     format: Format,
