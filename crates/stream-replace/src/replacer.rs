@@ -509,8 +509,7 @@ impl Replacer {
     fn enter(&mut self) -> Result<(), StreamError> {
         if self.busy {
             self.busy = false;
-            let e =
-                StreamError::poisoned(self.stream.held(), self.max_held);
+            let e = StreamError::poisoned(self.stream.held(), self.max_held);
             self.stream.reset();
             self.failed = Some(e);
         }

@@ -53,6 +53,17 @@ static ALLOC: Counting = Counting;
 /// The counters are global: tests that read them run one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Runs `f`, returning its result, the heap it allocated at the peak beyond
+/// what was live before, and how long it took.
+fn measure<T>(f: impl FnOnce() -> T) -> (T, usize, std::time::Duration) {
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let start = std::time::Instant::now();
+    let out = f();
+    let took = start.elapsed();
+    (out, PEAK.load(Ordering::Relaxed) - before, took)
+}
+
 /// A 64 MB feed inside an unclosed `<think>` with the default 1 MiB cap:
 /// the stream fails closed as soon as the cap is passed, and its heap
 /// (beyond the input itself) stays under 8 MiB. Before the cap applied
@@ -70,14 +81,13 @@ fn a_64_mb_feed_stays_within_the_cap() {
     assert!(chunk.len() >= 64 << 20);
     for bytes in [false, true] {
         let mut r = rules.replacer();
-        let before = LIVE.load(Ordering::Relaxed);
-        PEAK.store(before, Ordering::Relaxed);
-        let err = if bytes {
-            r.feed_bytes(chunk.as_bytes()).unwrap_err()
-        } else {
-            r.feed(&chunk).unwrap_err()
-        };
-        let peak = PEAK.load(Ordering::Relaxed) - before;
+        let (err, peak, _) = measure(|| {
+            if bytes {
+                r.feed_bytes(chunk.as_bytes()).unwrap_err()
+            } else {
+                r.feed(&chunk).unwrap_err()
+            }
+        });
         eprintln!("bytes = {bytes}: peak heap during the feed {peak} bytes; {err}");
         assert_eq!(err.kind(), StreamErrorKind::HeldLimit);
         assert!(err.held() <= (1 << 20) + (64 << 10) + 256, "{err}");
@@ -109,12 +119,7 @@ fn replace_all_with_10_000_literals_stays_small() {
         text += &format!("word t{:05}z and t{:05}y ", i % 10_000, (i * 7) % 10_000);
         i += 1;
     }
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let start = std::time::Instant::now();
-    let out = rules.replace_all(&text);
-    let took = start.elapsed();
-    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let (out, peak, took) = measure(|| rules.replace_all(&text));
     eprintln!(
         "10,000 literals: build {built:?}; replace_all on {} bytes: {took:?}, peak heap {peak} bytes",
         text.len()
@@ -135,12 +140,7 @@ fn replace_all_with_200_email_rules_stays_small() {
     }
     let rules = b.build().unwrap();
     let text = "mail ann@example or bob@host, then more words here. ".repeat(1300);
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let start = std::time::Instant::now();
-    let out = rules.replace_all(&text);
-    let took = start.elapsed();
-    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let (out, peak, took) = measure(|| rules.replace_all(&text));
     eprintln!(
         "200 x \\w+@\\w+: replace_all on {} bytes: {took:?}, peak heap {peak} bytes",
         text.len()
