@@ -120,11 +120,13 @@ fn replayed_lines(c: &mut Criterion) {
                 pattern: r"<[^\n]*END",
                 literal: false,
                 replacement: "[A]",
+                validator: None,
             },
             corpus::Rule {
                 pattern: r"x[^\n]*@",
                 literal: false,
                 replacement: "[B]",
+                validator: None,
             },
         ],
         Config::new(),

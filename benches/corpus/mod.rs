@@ -45,12 +45,17 @@ pub fn chunk_sizes_from_env() -> Vec<usize> {
     }
 }
 
-/// One rule: a pattern and its literal replacement text.
+/// A check on a rule's matched text.
+pub type Validator = fn(&str) -> bool;
+
+/// One rule: a pattern, its literal replacement text, and a check on the
+/// matched text: a match it rejects is kept unchanged.
 #[derive(Clone, Copy, Debug)]
 pub struct Rule {
     pub pattern: &'static str,
     pub literal: bool,
     pub replacement: &'static str,
+    pub validator: Option<Validator>,
 }
 
 const fn lit(pattern: &'static str, replacement: &'static str) -> Rule {
@@ -58,6 +63,7 @@ const fn lit(pattern: &'static str, replacement: &'static str) -> Rule {
         pattern,
         literal: true,
         replacement,
+        validator: None,
     }
 }
 
@@ -66,6 +72,7 @@ const fn re(pattern: &'static str, replacement: &'static str) -> Rule {
         pattern,
         literal: false,
         replacement,
+        validator: None,
     }
 }
 
@@ -105,16 +112,37 @@ pub fn pii_ascii_b() -> Vec<Rule> {
         .collect()
 }
 
+/// The rules of `stream_replace::pack::pii()`, in its order, each replaced
+/// by its mask and kept when its validator rejects it.
+pub fn pii_pack() -> Vec<Rule> {
+    stream_replace::pack::pii()
+        .rules()
+        .iter()
+        .map(|r| Rule {
+            pattern: r.pattern,
+            literal: false,
+            replacement: r.mask,
+            validator: r.validator,
+        })
+        .collect()
+}
+
+/// The name of the [`pii_pack`] rule set.
+pub const PII_PACK: &str = "pii_pack";
+
 /// The rule sets of the throughput bench, by name.
 pub fn rule_sets() -> Vec<(&'static str, Vec<Rule>)> {
     vec![
         ("literals", LITERALS.to_vec()),
         ("pii_ascii_b", pii_ascii_b()),
         ("pii_unicode_b", PII_UNICODE_B.to_vec()),
+        (PII_PACK, pii_pack()),
     ]
 }
 
-/// Compiles `rules` into [`Rules`] with literal replacements.
+/// Compiles `rules` into [`Rules`] with literal replacements, or for a
+/// rule with a validator, a closure that keeps a rejected match (as
+/// `PackRule::replacement` does).
 pub fn build(rules: &[Rule], config: Config) -> Rules {
     let mut b = Rules::builder();
     for r in rules {
@@ -123,16 +151,28 @@ pub fn build(rules: &[Rule], config: Config) -> Rules {
         } else {
             Pattern::regex(r.pattern)
         };
-        b.rule(pattern, Replacement::literal(r.replacement));
+        let replacement = match r.validator {
+            None => Replacement::literal(r.replacement),
+            Some(valid) => {
+                let mask = r.replacement;
+                Replacement::with(move |c| {
+                    let text = c.as_str();
+                    if valid(text) { mask } else { text }.to_owned()
+                })
+            }
+        };
+        b.rule(pattern, replacement);
     }
     b.config(config).build().expect("bench rules compile")
 }
 
 /// The whole-input baseline: one `meta::Regex` over all rules, leftmost
-/// first, each match replaced by its rule's text.
+/// first, each match replaced by its rule's text (or kept when the rule's
+/// validator rejects it).
 pub struct Baseline {
     re: meta::Regex,
     replacements: Vec<&'static str>,
+    validators: Vec<Option<Validator>>,
 }
 
 impl Baseline {
@@ -150,6 +190,7 @@ impl Baseline {
         Baseline {
             re: meta::Regex::new_many(&patterns).expect("baseline compiles"),
             replacements: rules.iter().map(|r| r.replacement).collect(),
+            validators: rules.iter().map(|r| r.validator).collect(),
         }
     }
 
@@ -158,7 +199,12 @@ impl Baseline {
         let mut last = 0;
         for m in self.re.find_iter(haystack) {
             out.push_str(&haystack[last..m.start()]);
-            out.push_str(self.replacements[m.pattern().as_usize()]);
+            let i = m.pattern().as_usize();
+            let text = &haystack[m.range()];
+            match self.validators[i] {
+                Some(valid) if !valid(text) => out.push_str(text),
+                _ => out.push_str(self.replacements[i]),
+            }
             last = m.end();
         }
         out.push_str(&haystack[last..]);

@@ -62,6 +62,8 @@
 //!   [`ReplaceWriter`] and [`ReplaceReader`] for `std::io`, and
 //!   `wrap_stream` and `wrap_stream_bytes` over a `futures_core::Stream`
 //!   (feature `stream`).
+//! * [`validate`]: Luhn, US SSN and IBAN checks on matched text; `pack`
+//!   (feature `pii`): ready rules for PII and secrets that use them.
 //!
 //! Our [`Replacer`] is a stream, not the `regex` crate's `Replacer` trait.
 //!
@@ -69,6 +71,8 @@
 //!
 //! * `stream`: `wrap_stream`, an adapter over `futures_core::Stream`
 //!   (adds a dependency on `futures-core`).
+//! * `pii`: the `pack` module, ready rules for PII and secrets (adds no
+//!   dependency).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -77,9 +81,12 @@
 mod adapter;
 mod engine;
 mod error;
+#[cfg(feature = "pii")]
+pub mod pack;
 mod replacement;
 mod replacer;
 mod rules;
+pub mod validate;
 
 pub use crate::adapter::io::{ReplaceReader, ReplaceWriter};
 pub use crate::adapter::iter::{wrap, wrap_bytes, Wrap, WrapBytes};

@@ -14,6 +14,8 @@
 //! * `api`: promises of the public API beyond matching: what build errors
 //!   say, `Replacer` and `Captures` semantics, per-stream closure state,
 //!   adapters over sources that are not `Unpin`.
+//! * `pack` (feature `pii`): every rule of the PII and secrets pack on
+//!   positive and negative examples, against an oracle and through splits.
 //! * `invariance`: the `Replacer` and every adapter checked with
 //!   `chunk-invariance` against `replace_all`, over every split of short
 //!   inputs and bounded or random splits of longer ones.
@@ -32,5 +34,7 @@ mod holdback;
 mod invariance;
 mod limits;
 mod oracle;
+#[cfg(feature = "pii")]
+mod pack;
 mod run;
 mod sharing;

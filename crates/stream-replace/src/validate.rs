@@ -1,0 +1,574 @@
+//! Checks on matched text: check digits and number-range rules that a
+//! regex cannot express.
+//!
+//! A pattern finds text shaped like a card number, an SSN or an IBAN; these
+//! functions say whether the text can actually be one. Each takes the
+//! matched `&str`, allocates nothing, and never panics. They are plain
+//! functions (`fn(&str) -> bool`), so they fit wherever a validator is
+//! expected, for example in a [`Replacement::with`](crate::Replacement::with)
+//! closure that keeps a rejected match unchanged:
+//!
+//! ```
+//! use stream_replace::{validate, Rules};
+//!
+//! let rules = Rules::builder()
+//!     .regex_with(r"(?-u:\b)[0-9](?:[ -]?[0-9]){12,18}(?-u:\b)", |c| {
+//!         if validate::luhn(c.as_str()) { "[CARD]".to_owned() } else { c.as_str().to_owned() }
+//!     })
+//!     .build()?;
+//! assert_eq!(
+//!     rules.replace_all("paid with 4111 1111 1111 1111, order 4111 1111 1111 1112"),
+//!     "paid with [CARD], order 4111 1111 1111 1112",
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+/// Whether `s` is a number that passes the Luhn check (ISO/IEC 7812), as
+/// payment card numbers do.
+///
+/// `s` is ASCII digits, where a single space or dash may separate two
+/// digits (`4111 1111 1111 1111`, `4111-1111-1111-1111`). Anything else,
+/// fewer than two digits, a leading or trailing separator, or two
+/// separators in a row is rejected. The length is not checked: card
+/// numbers have 13 to 19 digits, which is the pattern's job.
+///
+/// The check catches every single-digit error and most swaps of two
+/// adjacent digits; one random number in ten passes it.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::validate::luhn;
+///
+/// assert!(luhn("4111 1111 1111 1111"));
+/// assert!(luhn("79927398713"));
+/// assert!(!luhn("4111 1111 1111 1112"));
+/// assert!(!luhn("4111  1111 1111 1111"));
+/// ```
+pub fn luhn(s: &str) -> bool {
+    let mut sum = 0u32;
+    let mut digits = 0usize;
+    let mut after_digit = false;
+    // From the right, every second digit is doubled.
+    for b in s.bytes().rev() {
+        match b {
+            b'0'..=b'9' => {
+                let mut d = u32::from(b - b'0');
+                if digits % 2 == 1 {
+                    d *= 2;
+                    if d > 9 {
+                        d -= 9;
+                    }
+                }
+                sum += d;
+                digits += 1;
+                after_digit = true;
+            }
+            b' ' | b'-' if after_digit => after_digit = false,
+            _ => return false,
+        }
+    }
+    after_digit && digits >= 2 && sum % 10 == 0
+}
+
+/// Whether `s` is a US Social Security number that can have been issued.
+///
+/// `s` is nine ASCII digits, `AAA-GG-SSSS`, `AAA GG SSSS` or `AAAGGSSSS`
+/// (both separators the same). The area `AAA` is not `000`, `666` or in
+/// `900..=999`; the group `GG` is not `00`; the serial `SSSS` is not
+/// `0000`. These are the Social Security Administration's rules since
+/// 2011; a number that passes them may still never have been issued.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::validate::us_ssn;
+///
+/// assert!(us_ssn("123-45-6789"));
+/// assert!(us_ssn("123456789"));
+/// assert!(!us_ssn("666-45-6789"));
+/// assert!(!us_ssn("123-00-6789"));
+/// assert!(!us_ssn("123-45 6789"));
+/// ```
+pub fn us_ssn(s: &str) -> bool {
+    let b = s.as_bytes();
+    let (area, group, serial) = match b.len() {
+        9 => (&b[0..3], &b[3..5], &b[5..9]),
+        11 if (b[3] == b'-' || b[3] == b' ') && b[6] == b[3] => (&b[0..3], &b[4..6], &b[7..11]),
+        _ => return false,
+    };
+    let all_digits = |part: &[u8]| part.iter().all(u8::is_ascii_digit);
+    let all_zero = |part: &[u8]| part.iter().all(|&d| d == b'0');
+    all_digits(area)
+        && all_digits(group)
+        && all_digits(serial)
+        && !all_zero(area)
+        && area != b"666"
+        && area[0] != b'9'
+        && !all_zero(group)
+        && !all_zero(serial)
+}
+
+/// Whether `s` is an IBAN (ISO 13616) with valid check digits.
+///
+/// `s` is the electronic form (`GB82WEST12345698765432`) or the print
+/// form, where single spaces may separate the characters
+/// (`GB82 WEST 1234 5698 7654 32`); letters are upper case, as both forms
+/// write them. It must start with two letters (the country) and two check
+/// digits, followed by letters and digits; its length without spaces must
+/// be the country's length in the IBAN registry for the countries listed
+/// there as of 2024, and 15 to 34 for other country codes; and the ISO
+/// 7064 mod-97 check must give 1. The country's own BBAN format (which of
+/// its characters are letters) is not checked.
+///
+/// The mod-97 check catches every single-character error and every swap
+/// of two adjacent digits.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::validate::iban;
+///
+/// assert!(iban("GB82 WEST 1234 5698 7654 32"));
+/// assert!(iban("DE89370400440532013000"));
+/// assert!(!iban("GB82 WEST 1234 5698 7654 33"));
+/// assert!(!iban("GB82 WEST 1234 5698 7654"));
+/// ```
+pub fn iban(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.first() == Some(&b' ') || b.last() == Some(&b' ') || s.contains("  ") {
+        return false;
+    }
+    let mut chars = b.iter().copied().filter(|&c| c != b' ');
+    let mut head = [0u8; 4];
+    for h in &mut head {
+        match chars.next() {
+            Some(c) => *h = c,
+            None => return false,
+        }
+    }
+    if !head[..2].iter().all(u8::is_ascii_uppercase) || !head[2..].iter().all(u8::is_ascii_digit) {
+        return false;
+    }
+    let len = b.iter().filter(|&&c| c != b' ').count();
+    let len_ok = match country_length([head[0], head[1]]) {
+        Some(want) => len == want,
+        None => (15..=34).contains(&len),
+    };
+    if !len_ok {
+        return false;
+    }
+    // The check moves the first four characters to the end, reads letters
+    // as 10..=35, and takes the resulting number mod 97, one character at
+    // a time so that it never overflows.
+    let mut rem = 0u32;
+    for c in chars.chain(head) {
+        rem = match c {
+            b'0'..=b'9' => (rem * 10 + u32::from(c - b'0')) % 97,
+            b'A'..=b'Z' => (rem * 100 + u32::from(c - b'A') + 10) % 97,
+            _ => return false,
+        };
+    }
+    rem == 1
+}
+
+/// IBAN lengths by country code, from the SWIFT IBAN registry, sorted by
+/// code for a binary search.
+const IBAN_LENGTHS: &[([u8; 2], u8)] = &[
+    (*b"AD", 24),
+    (*b"AE", 23),
+    (*b"AL", 28),
+    (*b"AT", 20),
+    (*b"AZ", 28),
+    (*b"BA", 20),
+    (*b"BE", 16),
+    (*b"BG", 22),
+    (*b"BH", 22),
+    (*b"BI", 27),
+    (*b"BR", 29),
+    (*b"BY", 28),
+    (*b"CH", 21),
+    (*b"CR", 22),
+    (*b"CY", 28),
+    (*b"CZ", 24),
+    (*b"DE", 22),
+    (*b"DJ", 27),
+    (*b"DK", 18),
+    (*b"DO", 28),
+    (*b"EE", 20),
+    (*b"EG", 29),
+    (*b"ES", 24),
+    (*b"FI", 18),
+    (*b"FK", 18),
+    (*b"FO", 18),
+    (*b"FR", 27),
+    (*b"GB", 22),
+    (*b"GE", 22),
+    (*b"GI", 23),
+    (*b"GL", 18),
+    (*b"GR", 27),
+    (*b"GT", 28),
+    (*b"HN", 28),
+    (*b"HR", 21),
+    (*b"HU", 28),
+    (*b"IE", 22),
+    (*b"IL", 23),
+    (*b"IQ", 23),
+    (*b"IS", 26),
+    (*b"IT", 27),
+    (*b"JO", 30),
+    (*b"KW", 30),
+    (*b"KZ", 20),
+    (*b"LB", 28),
+    (*b"LC", 32),
+    (*b"LI", 21),
+    (*b"LT", 20),
+    (*b"LU", 20),
+    (*b"LV", 21),
+    (*b"LY", 25),
+    (*b"MC", 27),
+    (*b"MD", 24),
+    (*b"ME", 22),
+    (*b"MK", 19),
+    (*b"MN", 20),
+    (*b"MR", 27),
+    (*b"MT", 31),
+    (*b"MU", 30),
+    (*b"NI", 28),
+    (*b"NL", 18),
+    (*b"NO", 15),
+    (*b"OM", 23),
+    (*b"PK", 24),
+    (*b"PL", 28),
+    (*b"PS", 29),
+    (*b"PT", 25),
+    (*b"QA", 29),
+    (*b"RO", 24),
+    (*b"RS", 22),
+    (*b"RU", 33),
+    (*b"SA", 24),
+    (*b"SC", 31),
+    (*b"SD", 18),
+    (*b"SE", 24),
+    (*b"SI", 19),
+    (*b"SK", 24),
+    (*b"SM", 27),
+    (*b"SO", 23),
+    (*b"ST", 25),
+    (*b"SV", 28),
+    (*b"TL", 23),
+    (*b"TN", 24),
+    (*b"TR", 26),
+    (*b"UA", 29),
+    (*b"VA", 22),
+    (*b"VG", 24),
+    (*b"XK", 20),
+    (*b"YE", 30),
+];
+
+/// The IBAN length of a country in the registry.
+fn country_length(code: [u8; 2]) -> Option<usize> {
+    IBAN_LENGTHS
+        .binary_search_by_key(&code, |&(c, _)| c)
+        .ok()
+        .map(|i| usize::from(IBAN_LENGTHS[i].1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Card-like numbers that pass Luhn: the networks' published test
+    /// numbers and the textbook example.
+    const LUHN_VALID: &[&str] = &[
+        "4111111111111111",
+        "4111 1111 1111 1111",
+        "4111-1111-1111-1111",
+        "4012888888881881",
+        "4222222222222",
+        "5555555555554444",
+        "5105105105105100",
+        "378282246310005",
+        "371449635398431",
+        "3782 822463 10005",
+        "6011111111111117",
+        "6011000990139424",
+        "3530111333300000",
+        "30569309025904",
+        "79927398713",
+        "00",
+        "18",
+        "059",
+    ];
+
+    #[test]
+    fn luhn_accepts_valid_numbers() {
+        for s in LUHN_VALID {
+            assert!(luhn(s), "{s:?} passes Luhn");
+        }
+    }
+
+    #[test]
+    fn luhn_rejects_each_single_digit_change() {
+        for s in LUHN_VALID {
+            for (i, b) in s.bytes().enumerate() {
+                if !b.is_ascii_digit() {
+                    continue;
+                }
+                for d in b'0'..=b'9' {
+                    if d == b {
+                        continue;
+                    }
+                    let mut changed = s.as_bytes().to_vec();
+                    changed[i] = d;
+                    let changed = String::from_utf8(changed).unwrap();
+                    assert!(!luhn(&changed), "{changed:?} (from {s:?}) fails Luhn");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn luhn_rejects_bad_shapes() {
+        for s in [
+            "",
+            "0",
+            " ",
+            "-",
+            "4111 1111 1111 1112",
+            "79927398710",
+            " 4111111111111111",
+            "4111111111111111 ",
+            "-4111111111111111",
+            "4111111111111111-",
+            "4111  1111 1111 1111",
+            "4111 -1111 1111 1111",
+            "4111_1111_1111_1111",
+            "4111.1111.1111.1111",
+            "4111\t1111 1111 1111",
+            "411111111111111a",
+            "４１１１",
+            "+4111111111111111",
+        ] {
+            assert!(!luhn(s), "{s:?} is rejected");
+        }
+    }
+
+    #[test]
+    fn luhn_matches_a_naive_definition() {
+        // Luhn from its definition, on digits only: double every second
+        // digit from the right, sum the digits of the results.
+        fn naive(digits: &[u8]) -> bool {
+            let mut sum = 0;
+            for (i, &d) in digits.iter().rev().enumerate() {
+                let v = if i % 2 == 1 { 2 * d } else { d };
+                sum += v / 10 + v % 10;
+            }
+            digits.len() >= 2 && sum % 10 == 0
+        }
+        for n in 0u32..20_000 {
+            for width in [2, 5, 6] {
+                let s = format!("{n:0width$}");
+                let digits: Vec<u8> = s.bytes().map(|b| b - b'0').collect();
+                assert_eq!(luhn(&s), naive(&digits), "{s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn us_ssn_accepts_valid_numbers() {
+        for s in [
+            "123-45-6789",
+            "123 45 6789",
+            "123456789",
+            "001-01-0001",
+            "665-99-9999",
+            "667-01-0001",
+            "899-99-9999",
+        ] {
+            assert!(us_ssn(s), "{s:?} is a valid SSN");
+        }
+    }
+
+    #[test]
+    fn us_ssn_rejects_reserved_ranges() {
+        for s in [
+            "000-45-6789",
+            "000456789",
+            "666-45-6789",
+            "666456789",
+            "900-45-6789",
+            "950-45-6789",
+            "999-45-6789",
+            "999456789",
+            "123-00-6789",
+            "123006789",
+            "123-45-0000",
+            "123450000",
+        ] {
+            assert!(!us_ssn(s), "{s:?} is reserved");
+        }
+    }
+
+    #[test]
+    fn us_ssn_checks_every_area() {
+        for area in 0..1000 {
+            let s = format!("{area:03}-45-6789");
+            let want = area != 0 && area != 666 && area < 900;
+            assert_eq!(us_ssn(&s), want, "{s:?}");
+        }
+        for group in 0..100 {
+            assert_eq!(us_ssn(&format!("123-{group:02}-6789")), group != 0);
+        }
+    }
+
+    #[test]
+    fn us_ssn_rejects_bad_shapes() {
+        for s in [
+            "",
+            "123-45-678",
+            "123-45-67890",
+            "12345678",
+            "1234567890",
+            "123-45 6789",
+            "123 45-6789",
+            "123-456-789",
+            "12-345-6789",
+            "123.45.6789",
+            "123--5-6789",
+            "12a-45-6789",
+            "123-4b-6789",
+            "123-45-678c",
+            " 23-45-6789",
+            "１２３-45-6789",
+        ] {
+            assert!(!us_ssn(s), "{s:?} is rejected");
+        }
+    }
+
+    /// IBANs whose check digits are right: the registry's examples for a
+    /// spread of countries and lengths.
+    const IBAN_VALID: &[&str] = &[
+        "GB82 WEST 1234 5698 7654 32",
+        "GB82WEST12345698765432",
+        "DE89 3704 0044 0532 0130 00",
+        "FR14 2004 1010 0505 0001 3M02 606",
+        "NL91 ABNA 0417 1643 00",
+        "BE68 5390 0754 7034",
+        "NO93 8601 1117 947",
+        "CH93 0076 2011 6238 5295 7",
+        "ES91 2100 0418 4502 0005 1332",
+        "IT60 X054 2811 1010 0000 0123 456",
+        "AT61 1904 3002 3457 3201",
+        "PL61 1090 1014 0000 0712 1981 2874",
+        "MT84 MALT 0110 0001 2345 MTLC AST0 01S",
+        "SA03 8000 0000 6080 1016 7519",
+    ];
+
+    #[test]
+    fn iban_accepts_valid_numbers() {
+        for s in IBAN_VALID {
+            assert!(iban(s), "{s:?} is a valid IBAN");
+        }
+    }
+
+    #[test]
+    fn iban_rejects_each_single_character_change() {
+        for s in IBAN_VALID {
+            for (i, b) in s.bytes().enumerate() {
+                let others: &[u8] = match b {
+                    b'0'..=b'9' => b"0123456789",
+                    b'A'..=b'Z' => b"ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                    _ => continue,
+                };
+                for &c in others {
+                    if c == b {
+                        continue;
+                    }
+                    let mut changed = s.as_bytes().to_vec();
+                    changed[i] = c;
+                    let changed = String::from_utf8(changed).unwrap();
+                    // A changed country code may be another valid country
+                    // of the same length only if the check still holds,
+                    // which mod 97 rules out for one changed character.
+                    assert!(!iban(&changed), "{changed:?} (from {s:?}) is rejected");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn iban_rejects_adjacent_swaps() {
+        for s in IBAN_VALID {
+            let compact: Vec<u8> = s.bytes().filter(|&b| b != b' ').collect();
+            for i in 4..compact.len() - 1 {
+                if compact[i] == compact[i + 1] {
+                    continue;
+                }
+                let mut swapped = compact.clone();
+                swapped.swap(i, i + 1);
+                let swapped = String::from_utf8(swapped).unwrap();
+                assert!(!iban(&swapped), "{swapped:?} (from {s:?}) is rejected");
+            }
+        }
+    }
+
+    #[test]
+    fn iban_checks_the_country_length() {
+        // Valid mod 97, but one character short of Germany's 22.
+        assert!(!iban("DE14 3704 0044 0532 0130 0"));
+        // An unlisted country code is held to 15..=34 only.
+        assert!(iban(&with_check_digits("ZZ", "1234567890A")));
+        assert!(!iban(&with_check_digits("ZZ", "1234567890")));
+        assert!(iban(&with_check_digits("ZZ", &"7".repeat(30))));
+        assert!(!iban(&with_check_digits("ZZ", &"7".repeat(31))));
+    }
+
+    /// `country` + the check digits that make `bban` valid + `bban`.
+    fn with_check_digits(country: &str, bban: &str) -> String {
+        let mut rem = 0u32;
+        for c in bban.bytes().chain(country.bytes()).chain(*b"00") {
+            rem = match c {
+                b'0'..=b'9' => (rem * 10 + u32::from(c - b'0')) % 97,
+                _ => (rem * 100 + u32::from(c - b'A') + 10) % 97,
+            };
+        }
+        format!("{country}{:02}{bban}", 98 - rem)
+    }
+
+    #[test]
+    fn iban_rejects_bad_shapes() {
+        for s in [
+            "",
+            "GB82",
+            "GB82 ",
+            " GB82 WEST 1234 5698 7654 32",
+            "GB82 WEST 1234 5698 7654 32 ",
+            "GB82  WEST 1234 5698 7654 32",
+            "gb82 west 1234 5698 7654 32",
+            "GB82 west 1234 5698 7654 32",
+            "G882 WEST 1234 5698 7654 32",
+            "GBX2 WEST 1234 5698 7654 32",
+            "GB82-WEST-1234-5698-7654-32",
+            "GB82 WEST 1234 5698 7654 3é",
+            "1282 WEST 1234 5698 7654 32",
+        ] {
+            assert!(!iban(s), "{s:?} is rejected");
+        }
+    }
+
+    #[test]
+    fn iban_length_table_is_sorted_and_in_range() {
+        for w in IBAN_LENGTHS.windows(2) {
+            assert!(w[0].0 < w[1].0, "{:?} before {:?}", w[0].0, w[1].0);
+        }
+        for (code, len) in IBAN_LENGTHS {
+            assert!(code.iter().all(u8::is_ascii_uppercase));
+            assert!((15..=34).contains(len), "{code:?}");
+        }
+        assert_eq!(country_length(*b"GB"), Some(22));
+        assert_eq!(country_length(*b"NO"), Some(15));
+        assert_eq!(country_length(*b"RU"), Some(33));
+        assert_eq!(country_length(*b"ZZ"), None);
+    }
+}

@@ -1,0 +1,635 @@
+//! The PII and secrets pack (feature `pii`).
+//!
+//! Every rule has positive examples, masked with that rule's own mask, and
+//! negative ones, left unchanged by the whole pack. Each example is tried
+//! alone and inside a few contexts (ASCII and non-ASCII neighbours), and
+//! each resulting input is checked three ways:
+//!
+//! * `replace_all` gives the expected text;
+//! * `replace_all` equals an independent oracle: the `regex` crate's
+//!   `captures_iter` over the alternation of the pack's patterns, each
+//!   match replaced by its rule's mask, or kept when the rule's validator
+//!   rejects it;
+//! * a stream gives `replace_all` for every two-part split and for
+//!   one-character chunks (and, for inputs with non-ASCII text, for every
+//!   two-part split of the bytes, cuts inside characters included).
+
+use std::sync::LazyLock;
+
+use chunk_invariance::{assert_chunk_invariant_with, Splits};
+use stream_replace::pack::{self, PackAction, PackRule};
+use stream_replace::Rules;
+
+/// The pack with the opt-in `think` rule, as a reasoning model's gateway
+/// would use it.
+static RULES: LazyLock<Rules> = LazyLock::new(|| build(&pack::pii().with(pack::think())));
+
+/// The same rules run by the `regex` crate: one alternation with a named
+/// group per rule.
+static ORACLE: LazyLock<Oracle> = LazyLock::new(|| Oracle::new(pack::pii().with(pack::think())));
+
+fn build(pack: &pack::Pack) -> Rules {
+    let mut builder = Rules::builder();
+    pack.add_to(&mut builder);
+    builder.build().expect("the pack compiles")
+}
+
+struct Oracle {
+    re: regex::Regex,
+    rules: Vec<PackRule>,
+}
+
+impl Oracle {
+    fn new(pack: pack::Pack) -> Oracle {
+        let alternation: Vec<String> = pack
+            .rules()
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!("(?P<r{i}>{})", r.pattern))
+            .collect();
+        Oracle {
+            re: regex::Regex::new(&alternation.join("|")).expect("the oracle compiles"),
+            rules: pack.rules().to_vec(),
+        }
+    }
+
+    fn replace_all(&self, haystack: &str) -> String {
+        let mut out = String::new();
+        let mut last = 0;
+        for caps in self.re.captures_iter(haystack) {
+            let m = caps.get(0).unwrap();
+            let rule = (0..self.rules.len())
+                .find(|i| caps.name(&format!("r{i}")).is_some())
+                .map(|i| &self.rules[i])
+                .expect("one rule's group took part");
+            out.push_str(&haystack[last..m.start()]);
+            match rule.validator {
+                Some(valid) if !valid(m.as_str()) => out.push_str(m.as_str()),
+                _ => out.push_str(rule.mask),
+            }
+            last = m.end();
+        }
+        out.push_str(&haystack[last..]);
+        out
+    }
+}
+
+/// `Replacer::feed` and `flush` over `&str` chunks.
+///
+/// One replacer serves every split: `flush` ends a stream and leaves the
+/// replacer ready for the next, and its lazy DFA keeps the states it has
+/// built, which makes the thousands of short streams here cheap in a debug
+/// build. Anything else a stream left behind would show as a difference.
+fn replacer_str<'a>(rules: &Rules) -> impl FnMut(chunk_invariance::Chunks<'a, str>) -> Vec<String> {
+    let mut r = rules.replacer();
+    move |chunks| {
+        let mut out: Vec<String> = chunks.map(|c| r.feed(c).expect("no held limit")).collect();
+        out.push(r.flush().expect("no held limit"));
+        out
+    }
+}
+
+/// `Replacer::feed_bytes` and `flush_bytes` over byte chunks, one
+/// replacer for every split as in [`replacer_str`].
+fn replacer_bytes<'a>(
+    rules: &Rules,
+) -> impl FnMut(chunk_invariance::Chunks<'a, [u8]>) -> Vec<Vec<u8>> {
+    let mut r = rules.replacer();
+    move |chunks| {
+        let mut out: Vec<Vec<u8>> = chunks
+            .map(|c| r.feed_bytes(c).expect("no held limit"))
+            .collect();
+        out.push(r.flush_bytes().expect("no held limit"));
+        out
+    }
+}
+
+/// Checks `input` against `want`, the oracle, and every stream split
+/// tried; returns how many splits were tried.
+fn check(rules: &Rules, input: &str, want: &str) -> usize {
+    let got = rules.replace_all(input);
+    assert_eq!(got, want, "replace_all of {input:?}");
+    assert_eq!(got, ORACLE.replace_all(input), "oracle on {input:?}");
+    let one_char: Vec<usize> = input.char_indices().skip(1).map(|(i, _)| i).collect();
+    let whole = |s: &str| rules.replace_all(s);
+    let mut n = assert_chunk_invariant_with(
+        replacer_str(rules),
+        whole,
+        input,
+        Splits::TwoPart.then(Splits::Cuts(vec![one_char])),
+    );
+    if !input.is_ascii() {
+        n += assert_chunk_invariant_with(
+            replacer_bytes(rules),
+            |b: &[u8]| rules.replace_all_bytes(b),
+            input.as_bytes(),
+            Splits::TwoPart,
+        );
+    }
+    n
+}
+
+/// The contexts each example is put in: alone, in ASCII prose, between
+/// non-ASCII characters, on a line of its own.
+const CONTEXTS: [(&str, &str); 4] = [
+    ("", ""),
+    ("see ", ", then."),
+    ("«", "» — ok"),
+    ("a\n", "\n"),
+];
+
+/// A rule's examples: `pos` are masked by it, `neg` pass the whole pack
+/// unchanged.
+struct Case {
+    id: &'static str,
+    pos: &'static [&'static str],
+    neg: &'static [&'static str],
+}
+
+const CASES: &[Case] = &[
+    Case {
+        id: "private_key",
+        pos: &[
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----",
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf\n9Cnzj4p4WGeKLs1Pt8Qu\n-----END RSA PRIVATE KEY-----",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----",
+            "-----BEGIN EC PRIVATE KEY-----\r\nMHcCAQEEIIrYSSNQFaA2Hwf1duRSxKtL\r\n-----END EC PRIVATE KEY-----",
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIFHDBOBgkqhkiG9w0BBQ0w\n-----END ENCRYPTED PRIVATE KEY-----",
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGXa2eMBCADJ\n=q0Nr\n-----END PGP PRIVATE KEY BLOCK-----",
+        ],
+        neg: &[
+            "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+            "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B (cut off)",
+            "-----BEGIN private key-----\nMIIE\n-----END private key-----",
+        ],
+    },
+    Case {
+        id: "anthropic_key",
+        pos: &[
+            "sk-ant-api03-R2D2C3POr2d2c3poR2D2C3POr2d2c3po-_x9AA",
+            "sk-ant-admin01-abcdefghijklmnopqrstuvwxyz012345",
+            "sk-ant-oat01-ZZZZZZZZZZZZZZZZZZZZZZZZ",
+        ],
+        neg: &[
+            "sk-ant-api03-short",
+            "sk-ant-",
+            "task-ant-api03-R2D2C3POr2d2c3poR2D2C3PO",
+            "sk-ant-api-R2D2C3POr2d2c3poR2D2C3PO",
+        ],
+    },
+    Case {
+        id: "openai_key",
+        pos: &[
+            "sk-proj-Ab12_Cd34-Ef56Gh78Ij90Kl12Mn34Op56Qr78",
+            "sk-svcacct-AbCdEfGhIjKlMnOpQrStUvWx",
+            "sk-admin-AbCdEfGhIjKlMnOpQrStUvWx",
+            "sk-AbCdEfGhIjKlMnOpQrStT3BlbkFJUvWxYz0123456789ABCD",
+        ],
+        neg: &[
+            "sk-short",
+            "sk-1234567890123456789",
+            "risk-AbCdEfGhIjKlMnOpQrStUvWx",
+            "sk-learn-is-a-python-library",
+            "sk-proj-short",
+        ],
+    },
+    Case {
+        id: "aws_access_key_id",
+        pos: &["AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A"],
+        neg: &[
+            "AKIAIOSFODNN7EXAMPL",
+            "AKIAIOSFODNN7EXAMPLE1",
+            "xAKIAIOSFODNN7EXAMPLE",
+            "AKIAiosfodnn7example",
+            "AROAIOSFODNN7EXAMPLE",
+        ],
+    },
+    Case {
+        id: "github_token",
+        pos: &[
+            "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+            "gho_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+            "ghs_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+            "github_pat_11ABCDEFG0123456789abcd_EfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWxYz01234",
+        ],
+        neg: &[
+            "ghp_short",
+            "ghx_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+            "xghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+            "github_pat_short",
+        ],
+    },
+    Case {
+        id: "slack_token",
+        pos: &[
+            "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+            "xoxp-1234567890-abcdefghij",
+        ],
+        neg: &["xoxc-1234567890-abcdef", "xoxb-12345", "xapp-1-A0123-abcdef"],
+    },
+    Case {
+        id: "google_api_key",
+        pos: &["AIzaSyA-1234567890abcdefghijklmnopqrstu"],
+        neg: &["AIzaSyA-123", "AIZASyA-1234567890abcdefghijklmnopqrstu"],
+    },
+    Case {
+        id: "stripe_key",
+        pos: &[
+            "sk_live_51H8abcdefghijklmnopqrstuvwxyz",
+            "rk_live_AbCdEfGhIjKlMnOpQrStUvWx",
+        ],
+        neg: &[
+            "sk_test_51H8abcdefghijklmnopqrstuvwxyz",
+            "pk_live_51H8abcdefghijklmnopqrstuvwxyz",
+            "sk_live_short",
+        ],
+    },
+    Case {
+        id: "jwt",
+        pos: &[
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+            "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.",
+        ],
+        neg: &[
+            "eyJhbGciOiJIUzI1NiJ9",
+            "eyJ.eyJ.abc",
+            "xeyJhbGciOiJ9.eyJzdWIiOiJ4In0.sig",
+        ],
+    },
+    Case {
+        id: "email",
+        pos: &[
+            "ann@example.org",
+            "first.last+tag@mail.example.co.uk",
+            "ann%40example.org",
+            "user_name-1@sub-domain.example.io",
+            "X@Y.ZZ",
+        ],
+        neg: &[
+            "ann@localhost",
+            "@mention",
+            "ann@example.c",
+            "ann at example dot org",
+            "a@b",
+            "100%4",
+        ],
+    },
+    Case {
+        id: "iban",
+        pos: &[
+            "GB82 WEST 1234 5698 7654 32",
+            "GB82WEST12345698765432",
+            "DE89 3704 0044 0532 0130 00",
+            "NO93 8601 1117 947",
+            "MT84 MALT 0110 0001 2345 MTLC AST0 01S",
+            "FR14 2004 1010 0505 0001 3M02 606",
+        ],
+        neg: &[
+            "GB82 WEST 1234 5698 7654 33",
+            "GB83WEST12345698765432",
+            "DE89 3704 0044 0532 0130 0",
+            "gb82 west 1234 5698 7654 32",
+            "AB12 CDEF GHIJ",
+        ],
+    },
+    Case {
+        id: "us_ssn",
+        pos: &["123-45-6789", "001-01-0001", "899-99-9999", "665-12-3456"],
+        neg: &[
+            "000-12-3456",
+            "666-12-3456",
+            "900-12-3456",
+            "123-00-4567",
+            "123-45-0000",
+            "123456789",
+            "123-45-67890",
+            "1234-56-7890",
+        ],
+    },
+    Case {
+        id: "payment_card",
+        pos: &[
+            "4111 1111 1111 1111",
+            "4111-1111-1111-1111",
+            "4111111111111111",
+            "5555555555554444",
+            "378282246310005",
+            "3782 822463 10005",
+            "6011 0009 9013 9424",
+            "4222222222222",
+            "6011000990139424009",
+        ],
+        neg: &[
+            "4111 1111 1111 1112",
+            "4111111111111112",
+            "411111111111",
+            "41111111111111111111",
+            "4111.1111.1111.1111",
+            "4111  1111 1111 1111",
+            "x4111111111111111",
+        ],
+    },
+    Case {
+        id: "phone",
+        pos: &[
+            "(415) 555-0134",
+            "(415)555-0134",
+            "415-555-0134",
+            "415.555.0134",
+            "415 555 0134",
+            "+1 415-555-0134",
+            "+1 (415) 555-0134",
+            "+14155550134",
+            "1-800-555-0199",
+            "+442079460958",
+        ],
+        neg: &[
+            "4155550134",
+            "123-456-7890",
+            "415-155-0134",
+            "+1234567",
+            "x+14155550134",
+            "41555501345",
+            "415-555-01345",
+        ],
+    },
+    Case {
+        id: "ipv6",
+        pos: &[
+            "2001:db8::1",
+            "2001:0db8:85a3:0000:0000:8a2e:0370:7334",
+            "2001:DB8:0:0:8:800:200C:417A",
+            "fe80::1",
+            "::1",
+            "::ffff:192.0.2.128",
+            "64:ff9b::192.0.2.33",
+            "1:2:3:4:5:6:1.2.3.4",
+            "2001:db8::",
+            "1:2:3:4:5:6:7::",
+            "::2:3:4:5:6:7:8",
+            "1::8",
+            "1:2::7:8",
+            "1:2:3::8",
+            "1:2:3:4::8",
+            "1:2:3:4:5::8",
+            "1:2:3:4:5:6::8",
+            "1::3:4:5:6:7:8",
+            "1:2::4:5:6:7:8",
+        ],
+        neg: &[
+            "std::vector",
+            "Foo::bar",
+            "abc::new",
+            "a:b",
+            "10:30:00",
+            "00:1A:2B:3C:4D:5E",
+            "::",
+            "foo :: Int",
+            "12345::1",
+        ],
+    },
+    Case {
+        id: "ipv4",
+        pos: &["192.168.0.1", "10.0.0.1", "255.255.255.255", "0.0.0.0", "8.8.8.8"],
+        neg: &[
+            "256.1.1.1",
+            "1.2.3",
+            "192.168.0.256",
+            "v1.2.3.4",
+            "010.0.0.1",
+        ],
+    },
+    Case {
+        id: "think",
+        pos: &["<think>plan: mail ann@x.org</think>", "<think>\nline\n</think>"],
+        neg: &["<think>never closed", "<thinking>x</thinking>", "</think>"],
+    },
+];
+
+#[test]
+fn every_rule_has_cases() {
+    let ids: Vec<&str> = CASES.iter().map(|c| c.id).collect();
+    for r in pack::pii().with(pack::think()).rules() {
+        assert!(ids.contains(&r.id), "no cases for {}", r.id);
+    }
+    assert_eq!(ids.len(), pack::pii().rules().len() + 1);
+}
+
+#[test]
+fn positives_are_masked_by_their_rule() {
+    let mut splits = 0;
+    for case in CASES {
+        let rule = *pack::pii()
+            .with(pack::think())
+            .get(case.id)
+            .expect("the case names a rule");
+        for v in case.pos {
+            // A positive is one the validator accepts, so the test shows the
+            // pattern and the validator agreeing.
+            if let Some(valid) = rule.validator {
+                assert!(valid(v), "{}: {v:?} passes the validator", case.id);
+            }
+            for (before, after) in CONTEXTS {
+                let input = format!("{before}{v}{after}");
+                let want = format!("{before}{}{after}", rule.mask);
+                splits += check(&RULES, &input, &want);
+            }
+        }
+    }
+    assert!(splits > 1000, "{splits} splits tried");
+}
+
+#[test]
+fn negatives_pass_unchanged() {
+    for case in CASES {
+        for v in case.neg {
+            for (before, after) in CONTEXTS {
+                let input = format!("{before}{v}{after}");
+                check(&RULES, &input, &input);
+            }
+        }
+    }
+}
+
+#[test]
+fn ip_examples_agree_with_std() {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    let case = |id| CASES.iter().find(|c| c.id == id).unwrap();
+    for v in case("ipv6").pos {
+        assert!(v.parse::<Ipv6Addr>().is_ok(), "{v:?} is an IPv6 address");
+    }
+    for v in case("ipv6").neg {
+        // `::` is an address, the unspecified one, left unchanged on purpose.
+        if *v != "::" {
+            assert!(
+                v.parse::<Ipv6Addr>().is_err(),
+                "{v:?} is not an IPv6 address"
+            );
+        }
+    }
+    for v in case("ipv4").pos {
+        assert!(v.parse::<Ipv4Addr>().is_ok(), "{v:?} is an IPv4 address");
+    }
+    for v in case("ipv4").neg {
+        assert!(
+            v.parse::<Ipv4Addr>().is_err(),
+            "{v:?} is not an IPv4 address"
+        );
+    }
+}
+
+#[test]
+fn every_std_ipv6_form_of_some_addresses_is_masked() {
+    use std::net::Ipv6Addr;
+    // Every address with groups drawn from {0, 1, ffff} at 3 positions and 0
+    // elsewhere, printed by std in its shortest form and in full, covers
+    // every place `::` can go.
+    let mut n = 0;
+    for mask in 0u32..(1 << 8) {
+        let mut groups = [0u16; 8];
+        for (i, g) in groups.iter_mut().enumerate() {
+            if mask & (1 << i) != 0 {
+                *g = [1, 0xffff, 0xdb8][i % 3];
+            }
+        }
+        let addr = Ipv6Addr::from(groups);
+        let full = groups
+            .iter()
+            .map(|g| format!("{g:x}"))
+            .collect::<Vec<_>>()
+            .join(":");
+        for text in [addr.to_string(), full] {
+            if text.contains('.') || text == "::" {
+                // std prints some addresses with an IPv4 tail; `::` alone is
+                // left unchanged on purpose.
+                continue;
+            }
+            let input = format!("ip {text} ok");
+            assert_eq!(RULES.replace_all(&input), "ip [IPV6] ok", "{text}");
+            n += 1;
+        }
+    }
+    assert!(n > 400, "{n} addresses");
+}
+
+#[test]
+fn a_luhn_invalid_number_and_an_invalid_ssn_pass_unchanged() {
+    for input in [
+        "order 4111 1111 1111 1112 shipped",
+        "order 4111111111111112 shipped",
+        "ssn 666-12-3456 on file",
+        "ssn 123-00-4567 on file",
+    ] {
+        check(&RULES, input, input);
+    }
+    check(
+        &RULES,
+        "card 4111111111111111, not 4111111111111112",
+        "card [CARD], not 4111111111111112",
+    );
+}
+
+#[test]
+fn id_like_numbers_are_not_phones() {
+    // Ten bare digits are an id unless written with `+1`; an area code or
+    // exchange never starts with 0 or 1.
+    for input in [
+        "ticket 4155550134 closed",
+        "ref 123-456-7890",
+        "ref 415-055-0134",
+        "build 20240601123",
+    ] {
+        check(&RULES, input, input);
+    }
+    check(&RULES, "call +14155550134", "call [PHONE]");
+}
+
+#[test]
+fn ties_go_to_the_rule_listed_first() {
+    // `us_ssn` before `payment_card`: both match at the first digit.
+    check(&RULES, "id 123-45-6789-0123", "id [US_SSN]-0123");
+    // `email` before `payment_card` and `iban`.
+    check(&RULES, "4111111111111111@x.com", "[EMAIL]");
+    check(&RULES, "GB82WEST12345698765432@bank.co.uk", "[EMAIL]");
+    // `anthropic_key` before `openai_key`.
+    let anthropic = *pack::pii().get("anthropic_key").unwrap();
+    assert!(
+        pack::pii()
+            .rules()
+            .iter()
+            .position(|r| r.id == "anthropic_key")
+            < pack::pii()
+                .rules()
+                .iter()
+                .position(|r| r.id == "openai_key")
+    );
+    check(
+        &RULES,
+        "key=sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+        &format!("key={}", anthropic.mask),
+    );
+}
+
+#[test]
+fn private_key_blocks_are_lazy() {
+    let key = |kind: &str| {
+        format!("-----BEGIN {kind}PRIVATE KEY-----\nMIIB\n-----END {kind}PRIVATE KEY-----")
+    };
+    let input = format!("{} then {} end", key(""), key("RSA "));
+    check(&RULES, &input, "[PRIVATE_KEY] then [PRIVATE_KEY] end");
+}
+
+#[test]
+fn think_is_opt_in() {
+    let pii = build(&pack::pii());
+    let input = "<think>mail ann@x.org</think>Done.";
+    assert_eq!(pii.replace_all(input), "<think>mail [EMAIL]</think>Done.");
+    check(&RULES, input, "Done.");
+}
+
+#[test]
+fn actions_and_validators_are_as_documented() {
+    let pii = pack::pii();
+    let get = |id| *pii.get(id).unwrap();
+    assert_eq!(
+        get("us_ssn").action,
+        PackAction::Block("a US Social Security number")
+    );
+    assert!(matches!(get("private_key").action, PackAction::Block(_)));
+    assert_eq!(get("email").action, PackAction::Mask);
+    // The validators by what they accept, not by address: function
+    // pointers are not guaranteed unique.
+    let validator = |id| get(id).validator.expect("a validator");
+    assert!(validator("us_ssn")("123-45-6789") && !validator("us_ssn")("666-45-6789"));
+    assert!(validator("payment_card")("4111111111111111"));
+    assert!(!validator("payment_card")("4111111111111112"));
+    assert!(validator("iban")("GB82WEST12345698765432"));
+    assert!(!validator("iban")("GB82WEST12345698765433"));
+    let validated: Vec<&str> = pii
+        .rules()
+        .iter()
+        .filter(|r| r.validator.is_some())
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(validated, ["iban", "us_ssn", "payment_card"]);
+}
+
+#[test]
+fn a_pack_sentence_streams_like_the_whole() {
+    // Several rules in one input, longer than the examples, streamed
+    // through every split into at most three parts.
+    let input = "Hi <think>ann@x.org?</think>ann@x.org, call (415) 555-0134 or +442079460958; \
+                 card 4111 1111 1111 1111, not 4111 1111 1111 1112; key sk-proj-Ab12_Cd34-Ef56Gh78Ij90Kl; \
+                 host 10.0.0.1 / 2001:db8::1, IBAN GB82 WEST 1234 5698 7654 32, SSN 123-45-6789.";
+    let want = "Hi [EMAIL], call [PHONE] or [PHONE]; card [CARD], not 4111 1111 1111 1112; \
+                key [OPENAI_KEY]; host [IPV4] / [IPV6], IBAN [IBAN], SSN [US_SSN].";
+    assert_eq!(RULES.replace_all(input), want);
+    assert_eq!(ORACLE.replace_all(input), want);
+    assert_chunk_invariant_with(
+        replacer_str(&RULES),
+        |s: &str| RULES.replace_all(s),
+        input,
+        Splits::TwoPart.then(Splits::random(200, 7)),
+    );
+}
