@@ -12,7 +12,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 
 use chunk_invariance::{SplitIter, Text};
 
-use crate::run::{RunFailure, Runner};
+use crate::run::{FilterCommand, RunFailure};
 
 /// A run's result.
 pub(crate) type RunResult = Result<Vec<u8>, RunFailure>;
@@ -21,7 +21,7 @@ pub(crate) type RunResult = Result<Vec<u8>, RunFailure>;
 pub(crate) struct Pool<'a, T: ?Sized + Text> {
     state: Mutex<State<'a, T>>,
     changed: Condvar,
-    runner: &'a Runner,
+    runner: &'a FilterCommand,
     /// How many splits may be started beyond those the check has taken.
     window: usize,
 }
@@ -48,7 +48,7 @@ pub(crate) fn cuts_of(chunks: &[&[u8]]) -> Vec<usize> {
 }
 
 impl<'a, T: ?Sized + AsRef<[u8]> + Text> Pool<'a, T> {
-    pub(crate) fn new(splits: SplitIter<'a, T>, runner: &'a Runner, jobs: usize) -> Self {
+    pub(crate) fn new(splits: SplitIter<'a, T>, runner: &'a FilterCommand, jobs: usize) -> Self {
         Pool {
             state: Mutex::new(State {
                 splits: splits.peekable(),

@@ -4,47 +4,100 @@
 
 use std::fmt;
 use std::io::{Read, Write};
+use std::num::NonZeroUsize;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 /// How the chunks of one split are written to the filter's standard input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Framing {
+///
+/// # Example
+///
+/// ```
+/// use chunk_invariance_cli::{FilterCommand, Framing};
+///
+/// // `head -n 1` reads the first frame's length line.
+/// let filter = FilterCommand::new("head -n 1").framing(Framing::LengthPrefixed);
+/// assert_eq!(filter.run(&[b"abc", b"de"])?, b"3\n");
+/// # Ok::<(), chunk_invariance_cli::RunFailure>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Framing {
     /// Each chunk's bytes as they are, written and flushed on their own.
+    #[default]
     Raw,
     /// Each chunk as its length in ASCII decimal, a newline, then its
     /// bytes; for filters that must see where the chunks end.
     LengthPrefixed,
 }
 
-/// How to run the filter.
-#[derive(Debug)]
-pub(crate) struct Runner {
+/// A program run as a stream filter: a command line that reads its input
+/// on standard input and writes its output on standard output.
+///
+/// Built with by-value setters; [`run`](FilterCommand::run) runs it once
+/// on the chunks of one split, and
+/// [`check_text`](FilterCommand::check_text) and
+/// [`check_bytes`](FilterCommand::check_bytes) check it over many.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use chunk_invariance_cli::FilterCommand;
+///
+/// let filter = FilterCommand::new("tr a-z A-Z").timeout(Duration::from_secs(5));
+/// assert_eq!(filter.run(&[b"ab", b"c"])?, b"ABC");
+/// # Ok::<(), chunk_invariance_cli::RunFailure>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct FilterCommand {
     /// The command line, given to the platform's shell.
-    pub(crate) cmd: String,
-    pub(crate) framing: Framing,
+    cmd: String,
+    framing: Framing,
     /// How long to wait between two chunks.
-    pub(crate) pause: Duration,
+    pause: Duration,
     /// How long one run may take, from spawn to the end of its output.
-    pub(crate) timeout: Duration,
+    timeout: Duration,
+    /// How many runs a check may have going on at once.
+    pub(crate) jobs: NonZeroUsize,
 }
 
 /// Why a run gave no output to compare.
+///
+/// # Example
+///
+/// ```
+/// use chunk_invariance_cli::{FilterCommand, RunFailure};
+///
+/// let failure = FilterCommand::new("exit 3").run(&[b"abc"]).unwrap_err();
+/// assert_eq!(failure, RunFailure::Crash("the filter exited with status 3".to_owned()));
+/// assert_eq!(failure.kind(), "crash");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum RunFailure {
+#[non_exhaustive]
+pub enum RunFailure {
     /// The run did not finish in time: the filter hangs (or is too slow)
     /// on this split. It was killed.
     Timeout(Duration),
     /// The filter could not start, exited with an error status, or was
-    /// killed by a signal.
+    /// killed by a signal; why, with the end of its standard error.
     Crash(String),
 }
 
 impl RunFailure {
-    /// The name a machine reads in `--json` output.
-    pub(crate) fn kind(&self) -> &'static str {
+    /// The name a machine reads in a JSON report: `timeout` or `crash`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use chunk_invariance_cli::RunFailure;
+    ///
+    /// assert_eq!(RunFailure::Timeout(Duration::from_secs(1)).kind(), "timeout");
+    /// ```
+    pub fn kind(&self) -> &'static str {
         match self {
             RunFailure::Timeout(_) => "timeout",
             RunFailure::Crash(_) => "crash",
@@ -68,10 +121,115 @@ impl fmt::Display for RunFailure {
 /// How much of a failed filter's standard error a report quotes.
 const STDERR_SHOWN: usize = 300;
 
-impl Runner {
+impl FilterCommand {
+    /// A filter that runs `cmd` with `sh -c` (`cmd /C` off Unix): raw
+    /// framing, no pause, a 10 s time limit per run, and as many runs at
+    /// once as there are CPUs.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance_cli::FilterCommand;
+    ///
+    /// assert_eq!(FilterCommand::new("cat").run(&[b"a", b"b"])?, b"ab");
+    /// # Ok::<(), chunk_invariance_cli::RunFailure>(())
+    /// ```
+    pub fn new(cmd: impl Into<String>) -> FilterCommand {
+        FilterCommand {
+            cmd: cmd.into(),
+            framing: Framing::Raw,
+            pause: Duration::ZERO,
+            timeout: Duration::from_secs(10),
+            jobs: thread::available_parallelism().unwrap_or(NonZeroUsize::MIN),
+        }
+    }
+
+    /// How the chunks are written to the filter's standard input.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance_cli::{FilterCommand, Framing};
+    ///
+    /// let filter = FilterCommand::new("cat").framing(Framing::LengthPrefixed);
+    /// assert_eq!(filter.run(&[b"ab", b""])?, b"2\nab0\n");
+    /// # Ok::<(), chunk_invariance_cli::RunFailure>(())
+    /// ```
+    pub fn framing(mut self, framing: Framing) -> FilterCommand {
+        self.framing = framing;
+        self
+    }
+
+    /// How long to wait between two chunks, so that the filter's reads
+    /// are likely to see the chunks apart.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use chunk_invariance_cli::FilterCommand;
+    ///
+    /// let filter = FilterCommand::new("cat").pause(Duration::from_millis(1));
+    /// assert_eq!(filter.run(&[b"a", b"b"])?, b"ab");
+    /// # Ok::<(), chunk_invariance_cli::RunFailure>(())
+    /// ```
+    pub fn pause(mut self, pause: Duration) -> FilterCommand {
+        self.pause = pause;
+        self
+    }
+
+    /// How long one run may take before it is killed and reported as a
+    /// hang.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use chunk_invariance_cli::{FilterCommand, RunFailure};
+    ///
+    /// let limit = Duration::from_millis(50);
+    /// let failure = FilterCommand::new("sleep 5").timeout(limit).run(&[b"a"]).unwrap_err();
+    /// assert_eq!(failure, RunFailure::Timeout(limit));
+    /// ```
+    pub fn timeout(mut self, timeout: Duration) -> FilterCommand {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How many runs a check may have going on at once.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use chunk_invariance_cli::FilterCommand;
+    ///
+    /// let n = FilterCommand::new("cat").jobs(NonZeroUsize::MIN).check_text("abc", &Default::default())?;
+    /// assert_eq!(n.splits_checked(), Some(3));
+    /// # Ok::<(), chunk_invariance::ChunkInvarianceError>(())
+    /// ```
+    pub fn jobs(mut self, jobs: NonZeroUsize) -> FilterCommand {
+        self.jobs = jobs;
+        self
+    }
+
     /// Runs the filter once, feeding it `chunks`, and returns its
     /// standard output.
-    pub(crate) fn run(&self, chunks: &[&[u8]]) -> Result<Vec<u8>, RunFailure> {
+    ///
+    /// # Errors
+    ///
+    /// When the run takes longer than the time limit (the filter is
+    /// killed), or the filter cannot start or exits with an error status.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance_cli::FilterCommand;
+    ///
+    /// assert_eq!(FilterCommand::new("wc -c").run(&[b"ab", b"cd"])?.trim_ascii(), b"4");
+    /// # Ok::<(), chunk_invariance_cli::RunFailure>(())
+    /// ```
+    pub fn run(&self, chunks: &[&[u8]]) -> Result<Vec<u8>, RunFailure> {
         let deadline = Instant::now() + self.timeout;
         let mut child = self
             .command()

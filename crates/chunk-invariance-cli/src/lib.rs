@@ -1,0 +1,14 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations)]
+
+mod check;
+mod json;
+mod pool;
+mod run;
+mod splits;
+
+pub use crate::check::Outcome;
+pub use crate::run::{FilterCommand, Framing, RunFailure};
+pub use crate::splits::{parse_splits, ParseSplitsError};
