@@ -54,6 +54,7 @@ fn repeats(c: &mut Criterion) {
             pattern,
             literal: false,
             replacement: "[X]",
+            validator: None,
         }];
         let baseline = corpus::Baseline::new(&rules);
         let compiled = corpus::build(&rules, Config::new());
