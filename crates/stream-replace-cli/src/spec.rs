@@ -4,9 +4,10 @@ use std::fmt;
 use std::path::Path;
 
 use serde::Deserialize;
+use stream_replace::pack::{self, PackRule};
 
 /// One rule before compilation, with where it came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Spec {
     pub kind: Kind,
     pub pattern: String,
@@ -15,12 +16,14 @@ pub struct Spec {
     pub origin: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum Kind {
     /// A regex; the replacement is a template (`$1`, `${name}`, `$$`).
     Regex,
     /// A literal; the replacement is literal text.
     Literal,
+    /// A rule of a ready pack: its mask, validator and action apply.
+    Pack(PackRule),
 }
 
 /// A rule that cannot be read; the message is for the user.
@@ -55,6 +58,32 @@ pub fn from_flag(kind: Kind, flag: &str, n: usize, arg: &str) -> Result<Spec, Sp
         replacement: replacement.to_owned(),
         origin,
     })
+}
+
+/// The names `--pack` accepts.
+pub const PACKS: [&str; 1] = ["pii"];
+
+/// The rules of the pack `name` (one of [`PACKS`]), in the pack's order.
+pub fn from_pack(name: &str) -> Result<Vec<Spec>, SpecError> {
+    let pack = match name {
+        "pii" => pack::pii(),
+        _ => {
+            return Err(SpecError(format!(
+                "--pack {name:?}: unknown pack (known: {})",
+                PACKS.join(", ")
+            )))
+        }
+    };
+    Ok(pack
+        .rules()
+        .iter()
+        .map(|r| Spec {
+            kind: Kind::Pack(*r),
+            pattern: r.pattern.to_owned(),
+            replacement: r.mask.to_owned(),
+            origin: format!("--pack {name} rule {}", r.id),
+        })
+        .collect())
 }
 
 #[derive(Deserialize)]
