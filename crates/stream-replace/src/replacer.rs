@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::engine::Stream;
+use crate::engine::StreamState;
 use crate::error::StreamError;
 use crate::replacement::State;
 use crate::rules::{HeldLimit, Out, Rules, StrOut};
@@ -55,7 +55,7 @@ use crate::rules::{HeldLimit, Out, Rules, StrOut};
 /// ```
 pub struct Replacer {
     rules: Rules,
-    stream: Stream,
+    stream: StreamState,
     failed: Option<StreamError>,
     /// Set while a call runs: still set on entry means a panic unwound out
     /// of the last call, and the stream is poisoned.
@@ -68,7 +68,7 @@ pub struct Replacer {
 
 impl Replacer {
     pub(crate) fn new(rules: Rules) -> Replacer {
-        let stream = Stream::new(&rules.inner.program);
+        let stream = StreamState::new(&rules.inner.program);
         Replacer {
             rules,
             stream,
