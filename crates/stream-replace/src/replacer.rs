@@ -64,19 +64,36 @@ pub struct Replacer {
     text_out: Vec<u8>,
     /// The values of `Replacement::with_state` closures.
     state: State,
+    /// `Config::max_held`, or no limit for `Rules::replace_all`.
+    max_held: usize,
 }
 
 impl Replacer {
     pub(crate) fn new(rules: Rules) -> Replacer {
         let stream = StreamState::new(&rules.inner.program);
         Replacer {
-            rules,
             stream,
             failed: None,
             busy: false,
             text_out: Vec::new(),
             state: State::default(),
+            max_held: rules.inner.config.get_max_held(),
+            rules,
         }
+    }
+
+    /// Replaces every match in `haystack`, the whole input: a stream with
+    /// no limit on held bytes, fed in segments so that its buffer holds no
+    /// more than the longest undecided stretch plus one segment.
+    pub(crate) fn replace_whole(rules: &Rules, haystack: &[u8]) -> Vec<u8> {
+        let mut r = Replacer::new(rules.clone());
+        r.max_held = usize::MAX;
+        let mut out = Vec::with_capacity(haystack.len());
+        // Neither can fail: there is no limit, and the stream is new.
+        let fed = r.feed_raw(haystack, &mut out);
+        let flushed = r.flush_raw(&mut out);
+        debug_assert!(fed.is_ok() && flushed.is_ok());
+        out
     }
 
     /// The rules this stream applies.
@@ -231,7 +248,7 @@ impl Replacer {
             rest = later;
             // Checked after every segment, so a huge chunk cannot make the
             // stream hold more than the limit plus one segment.
-            if self.stream.held() > self.rules.inner.config.get_max_held() {
+            if self.stream.held() > self.max_held {
                 self.with_string(out, |r, bytes| r.check_held(bytes, true))?;
             }
         }
@@ -493,7 +510,7 @@ impl Replacer {
         if self.busy {
             self.busy = false;
             let e =
-                StreamError::poisoned(self.stream.held(), self.rules.inner.config.get_max_held());
+                StreamError::poisoned(self.stream.held(), self.max_held);
             self.stream.reset();
             self.failed = Some(e);
         }
@@ -571,7 +588,7 @@ impl Replacer {
     /// Applies the held-limit policy, after each segment of a feed. With
     /// `whole_chars`, what it releases ends at a character boundary.
     fn check_held(&mut self, out: &mut Vec<u8>, whole_chars: bool) -> Result<(), StreamError> {
-        let limit = self.rules.inner.config.get_max_held();
+        let limit = self.max_held;
         let held = self.stream.held();
         if held > limit {
             match self.rules.inner.config.get_on_held_limit() {

@@ -570,39 +570,20 @@ impl RulesBuilder {
             singles.push(single);
             sources.push(source);
         }
-        // The engine goes first: when the set is over the size limit, it
-        // fails in a fraction of the time `meta` takes (no capture groups,
-        // no prefilter to build first).
+        // One automaton over every rule, shared by the streams and
+        // `replace_all`. (A `meta` regex over every rule would be quicker
+        // on whole inputs, but its lazy DFA's memory grows with the rule
+        // count: with 10,000 literals it tried to allocate 27 GB.)
         let program = Program::new(&sources, &self.config).map_err(|e| {
             self.blame_set(e, &sources, |some| {
                 Program::new(some, &self.config).is_err()
             })
-        })?;
-        // UTF-8 empty matches are filtered in `replace_all_bytes` instead:
-        // `meta`'s own filter also drops a non-empty match that ends before a
-        // stray continuation byte (when a rule can match empty), which the
-        // streams keep.
-        let all_builder = || {
-            let mut b = meta::Builder::new();
-            b.configure(meta_config(&self.config).utf8_empty(false));
-            b
-        };
-        let all = all_builder().build_many(&sources).map_err(|e| {
-            let rule = e.pattern().map(|p| p.as_usize());
-            let err = Error::from_regex(e);
-            match rule {
-                Some(i) => err.blame(i, self.rules[i].0.as_str(), None),
-                None => self.blame_set(err, &sources, |some| {
-                    all_builder().build_many(some).is_err()
-                }),
-            }
         })?;
         Ok(Rules {
             inner: Arc::new(Inner {
                 patterns: self.rules.iter().map(|(p, _)| p.clone()).collect(),
                 singles,
                 replacements,
-                all,
                 program,
                 config: self.config.clone(),
             }),
@@ -621,27 +602,18 @@ impl RulesBuilder {
         if err.kind() != &ErrorKind::TooBig {
             return self.blame(err, sources, fails);
         }
-        // Over the size limit, rules are tried on the NFAs alone: a whole
-        // build of a large prefix takes seconds, its NFAs a fraction of
-        // that. These are the largest NFAs `meta` builds (forward with
-        // capture groups, reverse), and the engine's is no larger than the
-        // forward one.
+        // Over the size limit, rules are tried on the engine's NFA alone
+        // (built as `Program::new` builds it), a fraction of a whole build.
         let limit = Some(self.config.get_size_limit());
         let nfa_too_big = |some: &[String]| {
-            let forward = thompson::Config::new()
-                .utf8(false)
-                .shrink(false)
-                .nfa_size_limit(limit);
-            let reverse = forward
-                .clone()
-                .which_captures(thompson::WhichCaptures::None)
-                .reverse(true);
-            [forward, reverse].into_iter().any(|config| {
-                thompson::Compiler::new()
-                    .configure(config)
-                    .build_many(some)
-                    .is_err()
-            })
+            thompson::Compiler::new()
+                .configure(
+                    thompson::Config::new()
+                        .nfa_size_limit(limit)
+                        .which_captures(thompson::WhichCaptures::None),
+                )
+                .build_many(some)
+                .is_err()
         };
         if nfa_too_big(sources) {
             self.blame(err, sources, nfa_too_big)
@@ -728,7 +700,6 @@ pub(crate) struct Inner {
     patterns: Vec<Pattern>,
     singles: Vec<meta::Regex>,
     pub(crate) replacements: Vec<Compiled>,
-    all: meta::Regex,
     pub(crate) program: Program,
     pub(crate) config: Config,
 }
@@ -875,6 +846,10 @@ impl Rules {
     /// Replaces every match in the whole of `haystack`: the reference output
     /// every stream reproduces, however its input is split.
     ///
+    /// It runs the streams' own engine over the whole input, with no limit
+    /// on held bytes: its memory is the input's size plus the output, and
+    /// its time is linear in the input, whatever the number of rules.
+    ///
     /// # Example
     ///
     /// ```
@@ -914,28 +889,7 @@ impl Rules {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn replace_all_bytes(&self, haystack: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(haystack.len());
-        let mut state = State::default();
-        let mut last = 0;
-        // An empty match never splits a character (as in `regex`'s UTF-8
-        // mode): a thread never starts at a continuation byte.
-        let splits = |m: &regex_automata::Match| {
-            m.is_empty() && haystack.get(m.start()).is_some_and(|&b| b & 0xC0 == 0x80)
-        };
-        for m in self.inner.all.find_iter(haystack).filter(|m| !splits(m)) {
-            out.extend_from_slice(&haystack[last..m.start()]);
-            self.append_replacement(
-                haystack,
-                0,
-                m.pattern().as_usize(),
-                m.range(),
-                &mut state,
-                &mut out,
-            );
-            last = m.end();
-        }
-        out.extend_from_slice(&haystack[last..]);
-        out
+        Replacer::replace_whole(self, haystack)
     }
 
     /// Appends rule `rule`'s replacement of the decided match

@@ -50,12 +50,16 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
+/// The counters are global: tests that read them run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A 64 MB feed inside an unclosed `<think>` with the default 1 MiB cap:
 /// the stream fails closed as soon as the cap is passed, and its heap
 /// (beyond the input itself) stays under 8 MiB. Before the cap applied
 /// inside a feed, the stream copied the whole chunk and more.
 #[test]
 fn a_64_mb_feed_stays_within_the_cap() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let rules = Rules::builder()
         .regex(r"<think>[\s\S]*?</think>", "")
         .regex(r"[\w.+-]+@[\w-]+\.\w+", "[EMAIL]")
@@ -83,4 +87,64 @@ fn a_64_mb_feed_stays_within_the_cap() {
         );
         drop(r);
     }
+}
+
+/// `replace_all` with 10,000 literal rules on 64 KB: it once ran a `meta`
+/// regex over every rule, whose lazy DFA tried to allocate 27 GB and
+/// aborted the process. It now runs the streams' engine: its heap stays
+/// within a few MiB beyond the rules themselves.
+#[test]
+fn replace_all_with_10_000_literals_stays_small() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut b = Rules::builder();
+    for i in 0..10_000 {
+        b.literal(&format!("t{i:05}z"), "[T]");
+    }
+    let start = std::time::Instant::now();
+    let rules = b.build().unwrap();
+    let built = start.elapsed();
+    let mut text = String::new();
+    let mut i = 0;
+    while text.len() < 64 << 10 {
+        text += &format!("word t{:05}z and t{:05}y ", i % 10_000, (i * 7) % 10_000);
+        i += 1;
+    }
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let start = std::time::Instant::now();
+    let out = rules.replace_all(&text);
+    let took = start.elapsed();
+    let peak = PEAK.load(Ordering::Relaxed) - before;
+    eprintln!(
+        "10,000 literals: build {built:?}; replace_all on {} bytes: {took:?}, peak heap {peak} bytes",
+        text.len()
+    );
+    assert_eq!(out.matches("[T]").count(), i);
+    assert!(!out.contains('z'));
+    assert!(peak < 16 << 20, "replace_all peaked at {peak} bytes");
+}
+
+/// 200 rules of `\w+@\w+` on 64 KB: the `meta` regex over every rule took
+/// 7 s and 780 MB. The streams' engine needs a few MiB.
+#[test]
+fn replace_all_with_200_email_rules_stays_small() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut b = Rules::builder();
+    for i in 0..200 {
+        b.regex(r"\w+@\w+", format!("[E{i}]"));
+    }
+    let rules = b.build().unwrap();
+    let text = "mail ann@example or bob@host, then more words here. ".repeat(1300);
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let start = std::time::Instant::now();
+    let out = rules.replace_all(&text);
+    let took = start.elapsed();
+    let peak = PEAK.load(Ordering::Relaxed) - before;
+    eprintln!(
+        "200 x \\w+@\\w+: replace_all on {} bytes: {took:?}, peak heap {peak} bytes",
+        text.len()
+    );
+    assert_eq!(out.matches("[E0]").count(), 2600);
+    assert!(peak < 16 << 20, "replace_all peaked at {peak} bytes");
 }
