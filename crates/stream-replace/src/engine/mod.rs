@@ -44,8 +44,8 @@ use matcher::{Decided, Live, Matcher, Scan};
 use tape::Tape;
 use threads::Threads;
 
+use crate::config::Config;
 use crate::error::Error;
-use crate::rules::Config;
 
 #[inline(always)]
 fn is_continuation(b: u8) -> bool {

@@ -37,8 +37,8 @@ use super::futures::{future, Future, Futures};
 use super::matcher::{Decided, Matcher, Scan};
 use super::tape::Tape;
 use super::{is_continuation, nfa, single, utf8_len};
+use crate::config::Config;
 use crate::error::Error;
-use crate::rules::Config;
 
 /// The immutable part of the thread matcher, shared by every stream.
 #[derive(Debug)]
