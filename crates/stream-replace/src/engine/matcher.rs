@@ -61,6 +61,15 @@ pub(crate) trait Matcher {
     /// The immutable part, shared by every stream of a rule set.
     type Program;
 
+    /// The cheap part of [`scan`](Matcher::scan), for a small feed: steps
+    /// the bytes of `tape` from `scanned()` on with the matcher's fastest
+    /// path, and returns true when that stepped all of them and `scan`
+    /// would return [`Scan::Done`] without stepping anything more.
+    /// Otherwise it has stepped part of the tape or none, and `scan` goes
+    /// on from there. The stream calls it once per feed, so the per-feed
+    /// cost of the common case stays that of the matcher's own loop.
+    fn scan_quick(&mut self, prog: &Self::Program, tape: &Tape) -> bool;
+
     /// Steps the bytes of `tape` from `scanned()` on. Returns when it has
     /// decided a candidate (and then stops: the stream must call
     /// [`restart`](Matcher::restart) before the next scan), when the
@@ -92,14 +101,19 @@ pub(crate) trait Matcher {
     /// The lowest index of the rules it follows.
     fn first_rule(&self) -> usize;
 
-    /// Whether nothing is alive and it may be moved over idle text with
-    /// [`restart`](Matcher::restart) at no cost.
+    /// Whether nothing is alive, so it may be moved over idle text with
+    /// [`skip_to`](Matcher::skip_to).
     fn is_idle(&self) -> bool;
 
     /// The first position in `hay` from `from` where one of its rules may
     /// start a match, or `hay.len()`; `lb` is the byte before `from`, if
     /// any. Never a UTF-8 continuation byte.
     fn skip_idle(&self, prog: &Self::Program, hay: &[u8], from: usize, lb: Option<u8>) -> usize;
+
+    /// Moves an idle matcher (see [`is_idle`](Matcher::is_idle)) to `at`,
+    /// over text released without being stepped (no rule can start in it,
+    /// as [`skip_idle`](Matcher::skip_idle) found).
+    fn skip_to(&mut self, at: usize);
 
     /// Goes on from `at` with nothing alive: a match ending there was
     /// decided (by this matcher or another), or the text before `at` was

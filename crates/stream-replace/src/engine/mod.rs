@@ -163,7 +163,11 @@ impl StreamState {
     /// Steps what was fed and releases what is decided.
     #[inline(always)]
     fn advance(&mut self, prog: &Program, whole_chars: bool, sink: &mut impl Sink) {
-        self.run(prog, false, sink);
+        // Most feeds end with nothing decided: the quick path keeps them
+        // out of the merge.
+        if self.decided.is_some() || !self.threads.scan_quick(&prog.threads, &self.tape) {
+            self.run(prog, false, sink);
+        }
         if self.suppress.is_some() {
             // Drop what is scanned, except after a recorded match, which
             // the candidate may not extend (the text after it is then
@@ -316,8 +320,8 @@ impl StreamState {
         let lb = self.tape.look_behind(self.tape.offset());
         let q = self.threads.skip_idle(&prog.threads, chunk, 0, lb);
         if q > 0 {
-            self.tape.append_released(&chunk[..q]);
-            self.threads.restart(self.tape.offset());
+            let end = self.tape.append_released(&chunk[..q]);
+            self.threads.skip_to(end);
         }
         q
     }

@@ -131,8 +131,9 @@ impl Tape {
     }
 
     /// Records `bytes` as received and released, keeping the look-behind
-    /// context.
-    pub(crate) fn append_released(&mut self, bytes: &[u8]) {
+    /// context; returns the new end of the tape.
+    #[inline(always)]
+    pub(crate) fn append_released(&mut self, bytes: &[u8]) -> usize {
         let end = self.offset() + bytes.len();
         if bytes.len() >= CONTEXT {
             self.buf.clear();
@@ -145,6 +146,7 @@ impl Tape {
             self.base += dead;
         }
         self.emitted = end;
+        end
     }
 
     /// Drops released bytes that are no longer needed as context, when they

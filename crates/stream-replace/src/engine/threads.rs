@@ -1123,10 +1123,11 @@ impl Matcher for Threads {
     type Program = Program;
 
     #[inline(always)]
+    fn scan_quick(&mut self, prog: &Program, tape: &Tape) -> bool {
+        self.run_quick(prog, tape)
+    }
+
     fn scan(&mut self, prog: &Program, tape: &Tape, eof: bool) -> Scan {
-        if !eof && self.run_quick(prog, tape) {
-            return Scan::Done;
-        }
         self.run(prog, tape, eof)
     }
 
@@ -1136,6 +1137,20 @@ impl Matcher for Threads {
     }
 
     #[inline(always)]
+    fn earliest_live(&self) -> usize {
+        let mut live = self.pos;
+        if let Some(t) = self.dfa_threads.first() {
+            live = live.min(t.start);
+        }
+        if let Some(t) = self.nfa_threads.first() {
+            live = live.min(t.start);
+        }
+        if let Some(b) = self.best {
+            live = live.min(b.start);
+        }
+        live
+    }
+
     fn earliest_candidate(&self) -> Option<usize> {
         [
             self.dfa_threads.first().map(|t| t.start),
@@ -1166,6 +1181,12 @@ impl Matcher for Threads {
     #[inline(always)]
     fn skip_idle(&self, prog: &Program, hay: &[u8], from: usize, lb: Option<u8>) -> usize {
         prog.skip_idle(hay, from, lb)
+    }
+
+    #[inline(always)]
+    fn skip_to(&mut self, at: usize) {
+        debug_assert!(self.is_idle() && self.suspended.is_none() && self.focus.is_none());
+        self.pos = at;
     }
 
     #[inline(always)]
