@@ -79,6 +79,7 @@
 #![warn(missing_debug_implementations)]
 
 mod adapter;
+mod config;
 mod engine;
 mod error;
 #[cfg(feature = "pii")]
@@ -92,10 +93,11 @@ pub use crate::adapter::io::{ReplaceReader, ReplaceWriter};
 pub use crate::adapter::iter::{wrap, wrap_bytes, Wrap, WrapBytes};
 #[cfg(feature = "stream")]
 pub use crate::adapter::stream::{wrap_stream, wrap_stream_bytes, WrapStream, WrapStreamBytes};
+pub use crate::config::{Config, HeldLimit};
 pub use crate::error::{Error, ErrorKind, StreamError, StreamErrorKind};
 pub use crate::replacement::{Captures, Match, Replacement};
 pub use crate::replacer::Replacer;
-pub use crate::rules::{Config, HeldLimit, Pattern, Rules, RulesBuilder};
+pub use crate::rules::{Pattern, Rules, RulesBuilder};
 
 // The README's Rust blocks are compiled and run as doctests of this crate.
 #[cfg(doctest)]

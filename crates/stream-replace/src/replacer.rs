@@ -2,10 +2,120 @@
 
 use std::fmt;
 
-use crate::engine::Stream;
+use crate::config::HeldLimit;
+use crate::engine::{extend_small, Sink, StreamState};
 use crate::error::StreamError;
 use crate::replacement::State;
-use crate::rules::{HeldLimit, Out, Rules, StrOut};
+use crate::rules::Rules;
+
+// The constructors of streams live here rather than in `rules`, so that
+// `rules` does not depend on `replacer` (which depends on `rules`).
+impl Rules {
+    /// A fresh stream over these rules.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("cat", "dog").build()?;
+    /// let (mut a, mut b) = (rules.replacer(), rules.replacer());
+    /// assert_eq!(a.feed("ca")?, "");
+    /// assert_eq!(b.feed("cow")?, "cow"); // streams do not share state
+    /// assert_eq!(a.feed("t")?, "dog");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn replacer(&self) -> Replacer {
+        Replacer::new(self.clone())
+    }
+
+    /// A fresh stream over these rules whose
+    /// [`Replacement::with_state`](crate::Replacement::with_state) closures taking an `S` start from
+    /// `state` instead of `S::default()`.
+    ///
+    /// Use it to carry a conversation's state from one stream to the next
+    /// (take it back with [`Replacer::take_state`]), or to start a stream
+    /// from a value that is not the default.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(
+    ///         Pattern::regex(r"\d{3}-\d{4}"),
+    ///         Replacement::with_state(|_, n: &mut u32| {
+    ///             *n += 1;
+    ///             format!("[PHONE_{n}]")
+    ///         }),
+    ///     )
+    ///     .build()?;
+    ///
+    /// let mut first = rules.replacer();
+    /// assert_eq!(first.feed("call 555-0100 or 555-0199.")?, "call [PHONE_1] or [PHONE_2].");
+    /// let seen = first.take_state::<u32>().unwrap_or_default();
+    ///
+    /// // The next reply of the same conversation goes on numbering.
+    /// let mut next = rules.replacer_with(seen);
+    /// assert_eq!(next.feed("555-0123!")?, "[PHONE_3]!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn replacer_with<S: Send + Sync + 'static>(&self, state: S) -> Replacer {
+        let mut r = Replacer::new(self.clone());
+        r.set_state(state);
+        r
+    }
+
+    /// Replaces every match in the whole of `haystack`: the reference output
+    /// every stream reproduces, however its input is split.
+    ///
+    /// It runs the streams' own engine over the whole input, with no limit
+    /// on held bytes: its memory is the input's size plus the output, and
+    /// its time is linear in the input, whatever the number of rules.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("ab", "1").literal("abc", "2").regex("b+", "B").build()?;
+    /// assert_eq!(rules.replace_all("abc bbb"), "1c B");
+    ///
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("abc b")? + &r.feed("bb")? + &r.flush()?, "1c B");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn replace_all(&self, haystack: &str) -> String {
+        let out = self.replace_all_bytes(haystack.as_bytes());
+        // Matches and replacements are valid UTF-8 and sit between
+        // character boundaries, so the output is valid UTF-8.
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// Replaces every match in the whole of `haystack`, which need not be
+    /// valid UTF-8: patterns match only valid UTF-8, and every other byte is
+    /// copied through unchanged.
+    ///
+    /// On invalid UTF-8 with a rule that can match the empty string, the
+    /// output differs from `regex`'s `find_iter` in one corner (see
+    /// [`Replacer`]): a match that ends just before a stray continuation byte
+    /// is kept.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("ok", "OK").build()?;
+    /// assert_eq!(rules.replace_all_bytes(b"ok\xFFok"), b"OK\xFFOK");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn replace_all_bytes(&self, haystack: &[u8]) -> Vec<u8> {
+        Replacer::replace_whole(self, haystack)
+    }
+}
 
 /// One stream: feed it chunks, get back the text that is safe to emit.
 ///
@@ -55,7 +165,7 @@ use crate::rules::{HeldLimit, Out, Rules, StrOut};
 /// ```
 pub struct Replacer {
     rules: Rules,
-    stream: Stream,
+    stream: StreamState,
     failed: Option<StreamError>,
     /// Set while a call runs: still set on entry means a panic unwound out
     /// of the last call, and the stream is poisoned.
@@ -70,7 +180,7 @@ pub struct Replacer {
 
 impl Replacer {
     pub(crate) fn new(rules: Rules) -> Replacer {
-        let stream = Stream::new(&rules.inner.program);
+        let stream = StreamState::new(&rules.inner.program);
         Replacer {
             stream,
             failed: None,
@@ -678,6 +788,48 @@ const SEGMENT: usize = 256;
 /// The largest segment: the held-limit policy is applied after each one,
 /// so a stream never holds more than `Config::max_held` plus this.
 const MAX_SEGMENT: usize = 64 << 10;
+
+/// The sink that turns decided text and matches into output.
+struct Out<'a> {
+    rules: &'a Rules,
+    state: &'a mut State,
+    out: &'a mut Vec<u8>,
+}
+
+impl Sink for Out<'_> {
+    fn text(&mut self, bytes: &[u8]) {
+        extend_small(self.out, bytes);
+    }
+
+    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
+        self.rules
+            .append_replacement(hay, offset, rule, start..end, self.state, self.out);
+    }
+}
+
+/// The sink of `&str` streams: like [`Out`], but appends to a `String`,
+/// checking that the text is UTF-8 (it is, unless byte and `&str` feeds
+/// were mixed on one stream and left a character cut).
+struct StrOut<'a> {
+    rules: &'a Rules,
+    state: &'a mut State,
+    out: &'a mut String,
+    /// Where a replacement is built before it is appended.
+    scratch: &'a mut Vec<u8>,
+}
+
+impl Sink for StrOut<'_> {
+    fn text(&mut self, bytes: &[u8]) {
+        push_text(self.out, bytes);
+    }
+
+    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
+        self.scratch.clear();
+        self.rules
+            .append_replacement(hay, offset, rule, start..end, self.state, self.scratch);
+        push_text(self.out, self.scratch);
+    }
+}
 
 impl fmt::Debug for Replacer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -9,10 +9,10 @@ use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
 use regex_automata::Input;
 
-use crate::engine::{Program, Sink};
+use crate::config::Config;
+use crate::engine::Program;
 use crate::error::{Error, ErrorKind};
 use crate::replacement::{Captures, Compiled, Replacement, State};
-use crate::replacer::Replacer;
 
 /// A rule's pattern: literal text or a regex in the `regex` crate's syntax.
 ///
@@ -110,271 +110,6 @@ impl Pattern {
         } else {
             self.source.clone()
         }
-    }
-}
-
-/// What a stream does when its held text exceeds
-/// [`Config::max_held`].
-///
-/// # Example
-///
-/// ```
-/// use stream_replace::{Config, HeldLimit, Rules};
-///
-/// let rules = Rules::builder()
-///     .regex(r"<think>[\s\S]*?</think>", "")
-///     .config(Config::new().max_held(8).on_held_limit(HeldLimit::Replace("[cut]".into())))
-///     .build()?;
-/// let mut r = rules.replacer();
-/// let mut out = r.feed("a <think>")?;
-/// out += &r.feed("long thoughts")?; // held past the limit: cut
-/// out += &r.feed(" and more</think> b")?; // dropped up to the block's end
-/// out += &r.flush()?;
-/// assert_eq!(out, "a [cut] b");
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[non_exhaustive]
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub enum HeldLimit {
-    /// Fail closed (the default): the feed that went over the limit returns
-    /// a [`StreamError`](crate::StreamError), the held text is discarded and
-    /// never emitted, and every later call fails until
-    /// [`Replacer::reset`](crate::Replacer::reset).
-    #[default]
-    Fail,
-    /// Emit this text in place of everything held, and keep dropping the
-    /// text of the pending match (the earliest one still possible) until
-    /// it is decided or can no longer match; then go on as usual. The
-    /// output then differs from [`Rules::replace_all`], but nothing a rule
-    /// covers is released: with `<think>[\s\S]*?</think>` removed and a
-    /// 5 MB unclosed `<think>` block, `hello <think>…</think> bye` gives
-    /// `hello [cut] bye`, not the block's tail.
-    ///
-    /// While dropping, the pending match is followed on the slower NFA
-    /// (its text is not kept for a replay). A greedy match that could
-    /// still grow after a first end keeps the text after that end; if that
-    /// passes the limit too, it is dropped as well, up to where the match
-    /// can no longer grow (for `[\s\S]*`, the end of the input).
-    Replace(String),
-}
-
-/// Options for compiling [`Rules`] and running their streams.
-///
-/// Setters take and return `Config` by value, so they chain.
-///
-/// # Example
-///
-/// ```
-/// use stream_replace::{Config, Rules};
-///
-/// let rules = Rules::builder()
-///     .literal("secret", "***")
-///     .config(Config::new().max_held(1 << 20).size_limit(1 << 20))
-///     .build()?;
-/// assert_eq!(rules.config().get_max_held(), 1 << 20);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct Config {
-    max_held: usize,
-    on_held_limit: HeldLimit,
-    size_limit: usize,
-    cache_capacity: usize,
-    fast_paths: bool,
-}
-
-impl Default for Config {
-    fn default() -> Config {
-        Config {
-            max_held: 1 << 20,
-            on_held_limit: HeldLimit::Fail,
-            size_limit: 10 << 20,
-            cache_capacity: 2 << 20,
-            fast_paths: true,
-        }
-    }
-}
-
-impl Config {
-    /// The default configuration: at most 1 MiB held per stream, fail closed
-    /// at that limit, a 10 MiB compiled size limit and a 2 MiB lazy DFA cache
-    /// per stream.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::{Config, HeldLimit};
-    ///
-    /// let config = Config::new();
-    /// assert_eq!(config.get_max_held(), 1 << 20);
-    /// assert_eq!(config.get_on_held_limit(), &HeldLimit::Fail);
-    /// assert_eq!(config.get_size_limit(), 10 << 20);
-    /// assert_eq!(config.get_cache_capacity(), 2 << 20);
-    /// ```
-    pub fn new() -> Config {
-        Config::default()
-    }
-
-    /// The most bytes a stream may hold back before
-    /// [`on_held_limit`](Config::on_held_limit) applies.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::{Config, Rules};
-    ///
-    /// let rules = Rules::builder()
-    ///     .literal("password", "***")
-    ///     .config(Config::new().max_held(4))
-    ///     .build()?;
-    /// let mut r = rules.replacer();
-    /// assert_eq!(r.feed("pass")?, ""); // 4 bytes held: at the limit
-    /// assert!(r.feed("wor").is_err()); // 7 bytes held: over it
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn max_held(mut self, bytes: usize) -> Config {
-        self.max_held = bytes;
-        self
-    }
-
-    /// What a stream does when it would hold more than
-    /// [`max_held`](Config::max_held) bytes.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::{Config, HeldLimit, Rules};
-    ///
-    /// let rules = Rules::builder()
-    ///     .literal("password", "***")
-    ///     .config(Config::new().max_held(4).on_held_limit(HeldLimit::Replace("[?]".into())))
-    ///     .build()?;
-    /// let mut r = rules.replacer();
-    /// assert_eq!(r.feed("passwor")?, "[?]");
-    /// assert_eq!(r.feed("d!")?, "!"); // the rest of the cut match is dropped
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn on_held_limit(mut self, policy: HeldLimit) -> Config {
-        self.on_held_limit = policy;
-        self
-    }
-
-    /// The limit, in bytes, on the size of each compiled pattern and of the
-    /// compiled rule set.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::{Config, ErrorKind, Rules};
-    ///
-    /// let err = Rules::builder()
-    ///     .regex(r"\w{1000}", "x")
-    ///     .config(Config::new().size_limit(1 << 10))
-    ///     .build()
-    ///     .unwrap_err();
-    /// assert_eq!(err.kind(), &ErrorKind::TooBig);
-    /// ```
-    pub fn size_limit(mut self, bytes: usize) -> Config {
-        self.size_limit = bytes;
-        self
-    }
-
-    /// The capacity, in bytes, of each stream's lazy DFA cache. When it
-    /// fills, the cache is cleared and the stream replays what it holds on
-    /// a slower engine, so results stay exact.
-    ///
-    /// Besides this cache, a stream memoises the transitions it takes while
-    /// at most one match is in progress: at most 64 rows of 4 bytes per
-    /// byte class of the rules (about 36 KiB at most for a rule set with
-    /// 140 classes), built as text is seen and cleared with the cache.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::{Config, Rules};
-    ///
-    /// let rules = Rules::builder()
-    ///     .regex(r"\w+@\w+\.com", "[EMAIL]")
-    ///     .config(Config::new().cache_capacity(1 << 10))
-    ///     .build()?;
-    /// let mut r = rules.replacer();
-    /// let out = r.feed("mail ann@exa")? + &r.feed("mple.com!")? + &r.flush()?;
-    /// assert_eq!(out, "mail [EMAIL]!");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn cache_capacity(mut self, bytes: usize) -> Config {
-        self.cache_capacity = bytes;
-        self
-    }
-
-    /// Turns the engine's fast paths off (or on again), for testing only:
-    /// every byte then goes through the general thread loop, which must
-    /// give the same output (matches may be released one byte later). The
-    /// differential tests and the fuzz targets run both ways, so a bug in a
-    /// fast path cannot hide behind the general path, nor the other way
-    /// round. Not part of the stable API.
-    #[doc(hidden)]
-    pub fn fast_paths(mut self, yes: bool) -> Config {
-        self.fast_paths = yes;
-        self
-    }
-
-    #[doc(hidden)]
-    pub fn get_fast_paths(&self) -> bool {
-        self.fast_paths
-    }
-
-    /// See [`max_held`](Config::max_held).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::Config;
-    ///
-    /// assert_eq!(Config::new().max_held(64).get_max_held(), 64);
-    /// ```
-    pub fn get_max_held(&self) -> usize {
-        self.max_held
-    }
-
-    /// See [`on_held_limit`](Config::on_held_limit).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::{Config, HeldLimit};
-    ///
-    /// let config = Config::new().on_held_limit(HeldLimit::Replace("[cut]".into()));
-    /// assert_eq!(config.get_on_held_limit(), &HeldLimit::Replace("[cut]".into()));
-    /// ```
-    pub fn get_on_held_limit(&self) -> &HeldLimit {
-        &self.on_held_limit
-    }
-
-    /// See [`size_limit`](Config::size_limit).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::Config;
-    ///
-    /// assert_eq!(Config::new().size_limit(1 << 16).get_size_limit(), 1 << 16);
-    /// ```
-    pub fn get_size_limit(&self) -> usize {
-        self.size_limit
-    }
-
-    /// See [`cache_capacity`](Config::cache_capacity).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::Config;
-    ///
-    /// assert_eq!(Config::new().cache_capacity(1 << 16).get_cache_capacity(), 1 << 16);
-    /// ```
-    pub fn get_cache_capacity(&self) -> usize {
-        self.cache_capacity
     }
 }
 
@@ -658,9 +393,9 @@ impl RulesBuilder {
 
 fn meta_config(config: &Config) -> meta::Config {
     meta::Config::new()
-        .nfa_size_limit(Some(config.size_limit))
-        .onepass_size_limit(Some(config.size_limit))
-        .hybrid_cache_capacity(config.cache_capacity)
+        .nfa_size_limit(Some(config.get_size_limit()))
+        .onepass_size_limit(Some(config.get_size_limit()))
+        .hybrid_cache_capacity(config.get_cache_capacity())
 }
 
 /// A compiled, immutable set of rules.
@@ -672,7 +407,8 @@ fn meta_config(config: &Config) -> meta::Config {
 /// overlap and replacements are never scanned again.
 ///
 /// `Rules` is `Send + Sync` and cheap to clone (an `Arc` inside): build it
-/// once and make a [`Replacer`] per stream with [`Rules::replacer`].
+/// once and make a [`Replacer`](crate::Replacer) per stream with
+/// [`Rules::replacer`].
 ///
 /// # Example
 ///
@@ -718,62 +454,6 @@ impl Rules {
     /// ```
     pub fn builder() -> RulesBuilder {
         RulesBuilder::new()
-    }
-
-    /// A fresh stream over these rules.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::Rules;
-    ///
-    /// let rules = Rules::builder().literal("cat", "dog").build()?;
-    /// let (mut a, mut b) = (rules.replacer(), rules.replacer());
-    /// assert_eq!(a.feed("ca")?, "");
-    /// assert_eq!(b.feed("cow")?, "cow"); // streams do not share state
-    /// assert_eq!(a.feed("t")?, "dog");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn replacer(&self) -> Replacer {
-        Replacer::new(self.clone())
-    }
-
-    /// A fresh stream over these rules whose
-    /// [`Replacement::with_state`] closures taking an `S` start from
-    /// `state` instead of `S::default()`.
-    ///
-    /// Use it to carry a conversation's state from one stream to the next
-    /// (take it back with [`Replacer::take_state`]), or to start a stream
-    /// from a value that is not the default.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::{Pattern, Replacement, Rules};
-    ///
-    /// let rules = Rules::builder()
-    ///     .rule(
-    ///         Pattern::regex(r"\d{3}-\d{4}"),
-    ///         Replacement::with_state(|_, n: &mut u32| {
-    ///             *n += 1;
-    ///             format!("[PHONE_{n}]")
-    ///         }),
-    ///     )
-    ///     .build()?;
-    ///
-    /// let mut first = rules.replacer();
-    /// assert_eq!(first.feed("call 555-0100 or 555-0199.")?, "call [PHONE_1] or [PHONE_2].");
-    /// let seen = first.take_state::<u32>().unwrap_or_default();
-    ///
-    /// // The next reply of the same conversation goes on numbering.
-    /// let mut next = rules.replacer_with(seen);
-    /// assert_eq!(next.feed("555-0123!")?, "[PHONE_3]!");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn replacer_with<S: Send + Sync + 'static>(&self, state: S) -> Replacer {
-        let mut r = Replacer::new(self.clone());
-        r.set_state(state);
-        r
     }
 
     /// The number of rules.
@@ -843,55 +523,6 @@ impl Rules {
         &self.inner.config
     }
 
-    /// Replaces every match in the whole of `haystack`: the reference output
-    /// every stream reproduces, however its input is split.
-    ///
-    /// It runs the streams' own engine over the whole input, with no limit
-    /// on held bytes: its memory is the input's size plus the output, and
-    /// its time is linear in the input, whatever the number of rules.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::Rules;
-    ///
-    /// let rules = Rules::builder().literal("ab", "1").literal("abc", "2").regex("b+", "B").build()?;
-    /// assert_eq!(rules.replace_all("abc bbb"), "1c B");
-    ///
-    /// let mut r = rules.replacer();
-    /// assert_eq!(r.feed("abc b")? + &r.feed("bb")? + &r.flush()?, "1c B");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn replace_all(&self, haystack: &str) -> String {
-        let out = self.replace_all_bytes(haystack.as_bytes());
-        // Matches and replacements are valid UTF-8 and sit between
-        // character boundaries, so the output is valid UTF-8.
-        String::from_utf8(out)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-    }
-
-    /// Replaces every match in the whole of `haystack`, which need not be
-    /// valid UTF-8: patterns match only valid UTF-8, and every other byte is
-    /// copied through unchanged.
-    ///
-    /// On invalid UTF-8 with a rule that can match the empty string, the
-    /// output differs from `regex`'s `find_iter` in one corner (see
-    /// [`Replacer`]): a match that ends just before a stray continuation byte
-    /// is kept.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::Rules;
-    ///
-    /// let rules = Rules::builder().literal("ok", "OK").build()?;
-    /// assert_eq!(rules.replace_all_bytes(b"ok\xFFok"), b"OK\xFFOK");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn replace_all_bytes(&self, haystack: &[u8]) -> Vec<u8> {
-        Replacer::replace_whole(self, haystack)
-    }
-
     /// Appends rule `rule`'s replacement of the decided match
     /// `haystack[span]` to `out`. `offset` is the stream offset of
     /// `haystack[0]`. Look-around in the rule sees the bytes of `haystack`
@@ -919,48 +550,6 @@ impl Rules {
         re.search_captures(&input, &mut raw);
         let caps = Captures::new(haystack, offset, rule, &raw);
         repl.append(Some(&caps), state, out);
-    }
-}
-
-/// The sink that turns decided text and matches into output.
-pub(crate) struct Out<'a> {
-    pub(crate) rules: &'a Rules,
-    pub(crate) state: &'a mut State,
-    pub(crate) out: &'a mut Vec<u8>,
-}
-
-impl Sink for Out<'_> {
-    fn text(&mut self, bytes: &[u8]) {
-        crate::engine::extend_small(self.out, bytes);
-    }
-
-    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
-        self.rules
-            .append_replacement(hay, offset, rule, start..end, self.state, self.out);
-    }
-}
-
-/// The sink of `&str` streams: like [`Out`], but appends to a `String`,
-/// checking that the text is UTF-8 (it is, unless byte and `&str` feeds
-/// were mixed on one stream and left a character cut).
-pub(crate) struct StrOut<'a> {
-    pub(crate) rules: &'a Rules,
-    pub(crate) state: &'a mut State,
-    pub(crate) out: &'a mut String,
-    /// Where a replacement is built before it is appended.
-    pub(crate) scratch: &'a mut Vec<u8>,
-}
-
-impl Sink for StrOut<'_> {
-    fn text(&mut self, bytes: &[u8]) {
-        crate::replacer::push_text(self.out, bytes);
-    }
-
-    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
-        self.scratch.clear();
-        self.rules
-            .append_replacement(hay, offset, rule, start..end, self.state, self.scratch);
-        crate::replacer::push_text(self.out, self.scratch);
     }
 }
 

@@ -15,7 +15,8 @@ use regex_automata::hybrid::LazyStateID;
 use regex_automata::util::start;
 use regex_automata::Anchored;
 
-use super::{byte_kind, is_continuation, Program};
+use super::is_continuation;
+use super::threads::{byte_kind, Program};
 
 /// No thread: a state ID that is never a real state (index 0 of the
 /// transition table is the unknown state, whose ID is always tagged).

@@ -1,0 +1,204 @@
+//! What the future of a lazy DFA state holds, and a memo of it.
+//!
+//! At the end of a feed, a thread whose state can lead to no match is
+//! dropped, and a match that ends here whatever comes next is decided
+//! without waiting for one more byte. Working that out visits a state's
+//! transitions on every byte class, so the answers are memoised per
+//! generation of the cache.
+
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::hybrid::LazyStateID;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::single;
+
+/// What the future of a DFA state holds, whatever bytes come next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Future {
+    /// It depends on the bytes to come.
+    Open,
+    /// No continuation (bytes or end of input) leads to a match.
+    Finished,
+    /// A match of this rule ends here for every continuation, and nothing
+    /// after it can match.
+    EndsHere(usize),
+    /// The DFA cannot tell (quit transitions); the NFA can.
+    Unknown,
+}
+
+/// Works out the `Future` of a DFA state, from its transitions on one byte
+/// of each equivalence class and at the end of input. `Open` when some
+/// continuation can still change the outcome; `Unknown` when only a quit
+/// transition (which the DFA cannot follow) stands in the way of a
+/// conclusion, or a cache clear on the way made `sid` stale (the caller
+/// sees the clear).
+pub(super) fn future(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Future {
+    let clears = cache.clear_count();
+    let mut unknown = false;
+    match finished(dfa, cache, sid) {
+        Fin::Yes => return Future::Finished,
+        Fin::Stale => return Future::Unknown,
+        Fin::Quit => unknown = true,
+        Fin::No => {}
+    }
+    let rule = match dfa.next_eoi_state(cache, sid) {
+        Ok(eoi) if cache.clear_count() == clears && eoi.is_match() => {
+            dfa.match_pattern(cache, eoi, 0)
+        }
+        _ => {
+            return if unknown {
+                Future::Unknown
+            } else {
+                Future::Open
+            }
+        }
+    };
+    for unit in dfa.byte_classes().representatives(..) {
+        let Some(b) = unit.as_u8() else { continue };
+        let Ok(n) = dfa.next_state(cache, sid, b) else {
+            return Future::Unknown;
+        };
+        if cache.clear_count() != clears {
+            return Future::Unknown;
+        }
+        if n.is_quit() {
+            unknown = true;
+            continue;
+        }
+        if !n.is_match() || dfa.match_pattern(cache, n, 0) != rule {
+            return Future::Open;
+        }
+        match finished(dfa, cache, n) {
+            Fin::Yes => {}
+            Fin::No => return Future::Open,
+            Fin::Quit | Fin::Stale => unknown = true,
+        }
+        if cache.clear_count() != clears {
+            return Future::Unknown;
+        }
+    }
+    if unknown {
+        Future::Unknown
+    } else {
+        Future::EndsHere(rule.as_usize())
+    }
+}
+
+/// Whether a DFA state can lead to no match whatever comes next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fin {
+    Yes,
+    No,
+    /// Only quit transitions might lead on.
+    Quit,
+    /// A cache clear on the way made the state stale.
+    Stale,
+}
+
+fn finished(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Fin {
+    let clears = cache.clear_count();
+    let mut quit = false;
+    for unit in dfa.byte_classes().representatives(..) {
+        let Some(b) = unit.as_u8() else { continue };
+        let n = dfa.next_state(cache, sid, b);
+        if cache.clear_count() != clears {
+            return Fin::Stale;
+        }
+        match n {
+            Ok(n) if n.is_dead() => {}
+            Ok(n) if n.is_quit() => quit = true,
+            _ => return Fin::No,
+        }
+    }
+    let eoi = dfa.next_eoi_state(cache, sid);
+    if cache.clear_count() != clears {
+        return Fin::Stale;
+    }
+    match eoi {
+        Ok(eoi) if !eoi.is_match() && !eoi.is_quit() => {
+            if quit {
+                Fin::Quit
+            } else {
+                Fin::Yes
+            }
+        }
+        _ => Fin::No,
+    }
+}
+
+/// The memo of DFA states' `Future`s, for one generation of the cache: a
+/// map, and the last few entries used, looked at first.
+#[derive(Debug)]
+pub(super) struct Futures {
+    map: HashMap<LazyStateID, Future, BuildHasherDefault<IdHasher>>,
+    recent: [(LazyStateID, Future); RECENT],
+    /// The cache's clear count the entries are valid for.
+    clears: usize,
+}
+
+/// Entries of `Futures::recent`.
+const RECENT: usize = 4;
+
+impl Default for Futures {
+    fn default() -> Futures {
+        Futures {
+            map: HashMap::default(),
+            recent: [(single::no_thread(), Future::Open); RECENT],
+            clears: 0,
+        }
+    }
+}
+
+impl Futures {
+    /// The memoised future of `sid`; `clears` is the cache's clear count
+    /// now (a different one forgets every entry first).
+    #[inline(always)]
+    pub(super) fn get(&mut self, sid: LazyStateID, clears: usize) -> Option<Future> {
+        if self.clears != clears {
+            self.map.clear();
+            self.recent = [(single::no_thread(), Future::Open); RECENT];
+            self.clears = clears;
+        }
+        if let Some(&(_, f)) = self.recent.iter().find(|(k, _)| *k == sid) {
+            return Some(f);
+        }
+        let f = *self.map.get(&sid)?;
+        self.remember(sid, f);
+        Some(f)
+    }
+
+    /// Memoises the future of `sid`, for the clear count last given to
+    /// `get`.
+    pub(super) fn insert(&mut self, sid: LazyStateID, f: Future) {
+        self.map.insert(sid, f);
+        self.remember(sid, f);
+    }
+
+    fn remember(&mut self, sid: LazyStateID, f: Future) {
+        self.recent.rotate_right(1);
+        self.recent[0] = (sid, f);
+    }
+}
+
+/// Hashes a `LazyStateID` (one `u32`) with one multiplication: the memo of
+/// futures is looked up at the end of every feed, where SipHash showed.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        // The low bits of the product, which pick the bucket, are weak.
+        self.0 ^ (self.0 >> 29)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
