@@ -63,11 +63,7 @@ fn repeats(c: &mut Criterion) {
             let mut want = String::new();
             baseline.replace_into(text, &mut want);
             let mut r = compiled.replacer();
-            let mut got = String::new();
-            for chunk in &chunks {
-                r.feed_into(chunk, &mut got).expect("under the held limit");
-            }
-            r.flush_into(&mut got).expect("stream ok");
+            let got = corpus::collect(&mut r, &chunks);
             assert!(got == want, "{pname} on {tname}: the stream differs");
 
             let mut g = c.benchmark_group(format!("repeats/{pname}/{tname}"));
@@ -82,17 +78,7 @@ fn repeats(c: &mut Criterion) {
                 })
             });
             g.bench_function("stream_chunk/4096", |b| {
-                b.iter(|| {
-                    let mut sent = 0;
-                    for chunk in &chunks {
-                        r.feed_into(black_box(chunk), &mut out)
-                            .expect("under the held limit");
-                        sent += out.len();
-                        out.clear();
-                    }
-                    r.flush_into(&mut out).expect("stream ok");
-                    sent + out.len()
-                })
+                b.iter(|| corpus::stream_chunks(&mut r, black_box(&chunks), &mut out))
             });
             g.finish();
         }

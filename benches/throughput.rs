@@ -21,7 +21,7 @@ use std::hint::black_box;
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
-use stream_replace::{Config, Replacer};
+use stream_replace::Config;
 
 mod corpus;
 
@@ -29,35 +29,6 @@ mod corpus;
 /// socket read. Its sixteen rules make each size cost more than the other
 /// sets' do.
 const PACK_CHUNKS: [usize; 2] = [4, 4096];
-
-/// Feeds `chunks` one by one, clearing `out` after each piece as a sender
-/// would, and returns the number of bytes emitted.
-fn stream_chunks(r: &mut Replacer, chunks: &[&str], out: &mut String) -> usize {
-    let mut sent = 0;
-    for chunk in chunks {
-        r.feed_into(chunk, out).expect("under the held limit");
-        sent += out.len();
-        out.clear();
-    }
-    r.flush_into(out).expect("stream ok");
-    sent += out.len();
-    out.clear();
-    sent
-}
-
-/// The whole output of a chunked stream, for the correctness check.
-fn collect(r: &mut Replacer, chunks: &[&str]) -> String {
-    let mut all = String::new();
-    let mut out = String::new();
-    for chunk in chunks {
-        r.feed_into(chunk, &mut out).expect("under the held limit");
-        all.push_str(&out);
-        out.clear();
-    }
-    r.flush_into(&mut out).expect("stream ok");
-    all.push_str(&out);
-    all
-}
 
 /// Panics with the first difference when a stream disagrees with the baseline.
 fn check(set: &str, how: &str, got: &str, want: &str) {
@@ -94,7 +65,7 @@ fn throughput(c: &mut Criterion) {
         );
 
         let mut r = compiled.replacer();
-        check(name, "one feed", &collect(&mut r, &[&text]), &want);
+        check(name, "one feed", &corpus::collect(&mut r, &[&text]), &want);
         let chunked: Vec<(usize, Vec<&str>)> = sizes
             .iter()
             .filter(|n| name != corpus::PII_PACK || PACK_CHUNKS.contains(n))
@@ -104,7 +75,7 @@ fn throughput(c: &mut Criterion) {
             check(
                 name,
                 &format!("{n}-byte chunks"),
-                &collect(&mut r, chunks),
+                &corpus::collect(&mut r, chunks),
                 &want,
             );
         }
@@ -122,11 +93,11 @@ fn throughput(c: &mut Criterion) {
             })
         });
         g.bench_function("stream_whole", |b| {
-            b.iter(|| stream_chunks(&mut r, &[black_box(&text)], &mut out))
+            b.iter(|| corpus::stream_chunks(&mut r, &[black_box(&text)], &mut out))
         });
         for (n, chunks) in &chunked {
             g.bench_with_input(BenchmarkId::new("stream_chunk", n), chunks, |b, chunks| {
-                b.iter(|| stream_chunks(&mut r, black_box(chunks), &mut out))
+                b.iter(|| corpus::stream_chunks(&mut r, black_box(chunks), &mut out))
             });
         }
         g.finish();

@@ -12,7 +12,7 @@
 #![allow(dead_code)]
 
 use regex_automata::meta;
-use stream_replace::{Config, Pattern, Replacement, Rules};
+use stream_replace::{Config, Pattern, Replacement, Replacer, Rules};
 
 /// The environment variable giving the corpus size in MB (decimals allowed).
 pub const SIZE_VAR: &str = "STREAM_REPLACE_BENCH_MB";
@@ -672,4 +672,33 @@ pub fn criterion_config() -> criterion::Criterion {
         .sample_size(10)
         .warm_up_time(std::time::Duration::from_secs(1))
         .measurement_time(std::time::Duration::from_secs(3))
+}
+
+/// Feeds `chunks` one by one, clearing `out` after each piece as a sender
+/// would, and returns the number of bytes emitted.
+pub fn stream_chunks(r: &mut Replacer, chunks: &[&str], out: &mut String) -> usize {
+    let mut sent = 0;
+    for chunk in chunks {
+        r.feed_into(chunk, out).expect("under the held limit");
+        sent += out.len();
+        out.clear();
+    }
+    r.flush_into(out).expect("stream ok");
+    sent += out.len();
+    out.clear();
+    sent
+}
+
+/// The whole output of a chunked stream, for the correctness check.
+pub fn collect(r: &mut Replacer, chunks: &[&str]) -> String {
+    let mut all = String::new();
+    let mut out = String::new();
+    for chunk in chunks {
+        r.feed_into(chunk, &mut out).expect("under the held limit");
+        all.push_str(&out);
+        out.clear();
+    }
+    r.flush_into(&mut out).expect("stream ok");
+    all.push_str(&out);
+    all
 }
