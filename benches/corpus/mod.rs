@@ -144,6 +144,11 @@ pub fn rule_sets() -> Vec<(&'static str, Vec<Rule>)> {
 /// rule with a validator, a closure that keeps a rejected match (as
 /// `PackRule::replacement` does).
 pub fn build(rules: &[Rule], config: Config) -> Rules {
+    try_build(rules, config).expect("bench rules compile")
+}
+
+/// [`build`], returning the error where the rules do not compile.
+pub fn try_build(rules: &[Rule], config: Config) -> Result<Rules, stream_replace::Error> {
     let mut b = Rules::builder();
     for r in rules {
         let pattern = if r.literal {
@@ -163,7 +168,7 @@ pub fn build(rules: &[Rule], config: Config) -> Rules {
         };
         b.rule(pattern, replacement);
     }
-    b.config(config).build().expect("bench rules compile")
+    b.config(config).build()
 }
 
 /// The whole-input baseline: one `meta::Regex` over all rules, leftmost
@@ -188,7 +193,11 @@ impl Baseline {
             })
             .collect();
         Baseline {
-            re: meta::Regex::new_many(&patterns).expect("baseline compiles"),
+            // No NFA size limit: a deny list of 100,000 terms must build.
+            re: meta::Regex::builder()
+                .configure(meta::Config::new().nfa_size_limit(None))
+                .build_many(&patterns)
+                .expect("baseline compiles"),
             replacements: rules.iter().map(|r| r.replacement).collect(),
             validators: rules.iter().map(|r| r.validator).collect(),
         }
