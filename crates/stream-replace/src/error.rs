@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::guard::Block;
+
 use regex_automata::nfa::thompson;
 use regex_automata::{hybrid, meta};
 
@@ -277,6 +279,8 @@ pub struct StreamError {
     kind: StreamErrorKind,
     held: usize,
     limit: usize,
+    block: Option<Box<Block>>,
+    released: Vec<u8>,
 }
 
 /// What stopped a stream: the kind of a [`StreamError`].
@@ -306,6 +310,12 @@ pub enum StreamErrorKind {
     /// until it is reset, and nothing it held when the panic struck is
     /// released.
     Poisoned,
+    /// A block rule matched ([`StreamError::block`] says which, why and
+    /// where). Everything before the match was released; the match and
+    /// everything after it never are, and every later call reports the same
+    /// block until the stream ends (a [`flush`](crate::Replacer::flush),
+    /// which reports it once more, or a [`reset`](crate::Replacer::reset)).
+    Blocked,
 }
 
 impl StreamError {
@@ -314,7 +324,72 @@ impl StreamError {
             kind: StreamErrorKind::HeldLimit,
             held,
             limit,
+            block: None,
+            released: Vec::new(),
         }
+    }
+
+    pub(crate) fn blocked(block: Block, held: usize, limit: usize) -> StreamError {
+        StreamError {
+            kind: StreamErrorKind::Blocked,
+            held,
+            limit,
+            block: Some(Box::new(block)),
+            released: Vec::new(),
+        }
+    }
+
+    /// The same error, carrying `released`, the output of the failing call
+    /// before the failure.
+    pub(crate) fn with_released(mut self, released: Vec<u8>) -> StreamError {
+        self.released = released;
+        self
+    }
+
+    /// The block, when a block rule stopped the stream.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::literal("x", "").id("ex").block("no x")).build()?;
+    /// let err = rules.replacer().feed("a x b").unwrap_err();
+    /// assert_eq!(err.block().unwrap().id(), "ex");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn block(&self) -> Option<&crate::Block> {
+        self.block.as_deref()
+    }
+
+    /// The text that the failing call released before it failed, when the
+    /// call returns its output ([`feed`](crate::Replacer::feed),
+    /// [`feed_bytes`](crate::Replacer::feed_bytes),
+    /// [`flush`](crate::Replacer::flush),
+    /// [`flush_bytes`](crate::Replacer::flush_bytes)): on a block, the safe
+    /// text before the blocked match. The `_into` methods append that text
+    /// to their `out` before they return the error, and leave this empty;
+    /// so do the later calls that report the same failure. A `&str` stream's
+    /// text is UTF-8.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::literal("x", "").block("no x")).build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("a x b").unwrap_err().released(), b"a ");
+    /// assert_eq!(r.feed("c").unwrap_err().released(), b"");
+    ///
+    /// let mut out = String::new();
+    /// r.reset();
+    /// assert!(r.feed_into("a x b", &mut out).is_err());
+    /// assert_eq!(out, "a ");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn released(&self) -> &[u8] {
+        &self.released
     }
 
     pub(crate) fn poisoned(held: usize, limit: usize) -> StreamError {
@@ -322,6 +397,8 @@ impl StreamError {
             kind: StreamErrorKind::Poisoned,
             held,
             limit,
+            block: None,
+            released: Vec::new(),
         }
     }
 
@@ -392,6 +469,10 @@ impl fmt::Display for StreamError {
                  the held text was discarded",
                 self.held, self.limit
             ),
+            StreamErrorKind::Blocked => match &self.block {
+                Some(b) => write!(f, "stream {b}; nothing from the match on was released"),
+                None => f.write_str("stream blocked"),
+            },
             StreamErrorKind::Poisoned => write!(
                 f,
                 "stream poisoned: a panic unwound out of an earlier call; the {} bytes it held \
@@ -402,10 +483,19 @@ impl fmt::Display for StreamError {
     }
 }
 
-impl std::error::Error for StreamError {}
+impl std::error::Error for StreamError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.block.as_deref().map(|b| b as _)
+    }
+}
 
+/// An `io::Error` of kind `InvalidData` whose inner error is the
+/// [`Block`] for a block, and the `StreamError` otherwise.
 impl From<StreamError> for std::io::Error {
     fn from(e: StreamError) -> std::io::Error {
-        std::io::Error::new(std::io::ErrorKind::InvalidData, e)
+        match e.block {
+            Some(block) => std::io::Error::new(std::io::ErrorKind::InvalidData, *block),
+            None => std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        }
     }
 }

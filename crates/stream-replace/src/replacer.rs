@@ -1,10 +1,12 @@
 //! One stream's state.
 
 use std::fmt;
+use std::ops::Range;
 
 use crate::config::HeldLimit;
-use crate::engine::{extend_small, Sink, StreamState};
+use crate::engine::{extend_small, Sink, StreamState, Verdict};
 use crate::error::StreamError;
+use crate::guard::{self, Counters, EvaluateConfig, Evaluation, StreamGuard, Trigger};
 use crate::replacement::State;
 use crate::rules::Rules;
 
@@ -113,7 +115,70 @@ impl Rules {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn replace_all_bytes(&self, haystack: &[u8]) -> Vec<u8> {
-        Replacer::replace_whole(self, haystack)
+        Replacer::replace_whole(self, haystack).0
+    }
+
+    /// Evaluates a whole text: the copy of record of what a stream over it
+    /// does, for every split of the text. See [`Rules::evaluate_with`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .add(Rule::regex(r"\w+@\w+\.\w+", "[EMAIL]").id("email"))
+    ///     .build()?;
+    /// let eval = rules.evaluate("mail ann@x.org");
+    /// assert!(!eval.is_blocked());
+    /// assert_eq!(eval.text(), "mail [EMAIL]");
+    /// assert_eq!(eval.triggers()[0].span(), 5..14);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn evaluate(&self, text: &str) -> Evaluation {
+        self.evaluate_with(text, &EvaluateConfig::new())
+    }
+
+    /// Evaluates a whole text with options: the verdict (a block, or none),
+    /// the remedied text (up to the block, or nothing on a block if so
+    /// configured), and every trigger, with the matched text only when
+    /// asked for. A stream fed the same text in any split releases the same
+    /// text (see [`StreamError::released`] for the part before a block)
+    /// and records the same triggers.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{EvaluateConfig, Rule, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .add(Rule::literal("sk-live", "").id("key").block("API key"))
+    ///     .build()?;
+    /// let config = EvaluateConfig::new().values(true).text_on_block(false);
+    /// let eval = rules.evaluate_with("use sk-live now", &config);
+    /// assert_eq!(eval.text(), "");
+    /// assert_eq!(eval.block().unwrap().span(), 4..11);
+    /// assert_eq!(eval.triggers()[0].value(), Some("sk-live"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn evaluate_with(&self, text: &str, config: &EvaluateConfig) -> Evaluation {
+        let mut r = Replacer::new(self.clone());
+        r.max_held = usize::MAX;
+        r.guard.triggers = Some(Vec::new());
+        r.guard.values = config.get_values();
+        let (out, block) = r.run_whole(text.as_bytes());
+        let text = if block.is_some() && !config.get_text_on_block() {
+            String::new()
+        } else {
+            // As in `replace_all`: whole characters only.
+            String::from_utf8(out)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        };
+        Evaluation {
+            text,
+            triggers: r.guard.triggers.take().unwrap_or_default(),
+            block,
+        }
     }
 }
 
@@ -176,6 +241,8 @@ pub struct Replacer {
     state: State,
     /// `Config::max_held`, or no limit for `Rules::replace_all`.
     max_held: usize,
+    /// Allowlist, triggers, counters, and the block that stopped the stream.
+    guard: StreamGuard,
 }
 
 impl Replacer {
@@ -188,6 +255,7 @@ impl Replacer {
             text_out: Vec::new(),
             state: State::default(),
             max_held: rules.inner.config.get_max_held(),
+            guard: StreamGuard::new(&rules),
             rules,
         }
     }
@@ -195,15 +263,23 @@ impl Replacer {
     /// Replaces every match in `haystack`, the whole input: a stream with
     /// no limit on held bytes, fed in segments so that its buffer holds no
     /// more than the longest undecided stretch plus one segment.
-    pub(crate) fn replace_whole(rules: &Rules, haystack: &[u8]) -> Vec<u8> {
+    pub(crate) fn replace_whole(rules: &Rules, haystack: &[u8]) -> (Vec<u8>, Option<guard::Block>) {
         let mut r = Replacer::new(rules.clone());
         r.max_held = usize::MAX;
+        r.run_whole(haystack)
+    }
+
+    /// Feeds the whole of `haystack` to this fresh stream and ends it:
+    /// the output (up to the block, if any) and the block.
+    fn run_whole(&mut self, haystack: &[u8]) -> (Vec<u8>, Option<guard::Block>) {
         let mut out = Vec::with_capacity(haystack.len());
-        // Neither can fail: there is no limit, and the stream is new.
-        let fed = r.feed_raw(haystack, &mut out);
-        let flushed = r.flush_raw(&mut out);
-        debug_assert!(fed.is_ok() && flushed.is_ok());
-        out
+        // Only a block can fail them: there is no limit, and the stream is
+        // new.
+        let result = self
+            .feed_raw(haystack, &mut out)
+            .and_then(|()| self.flush_raw(&mut out));
+        let block = result.err().and_then(|e| e.block().cloned());
+        (out, block)
     }
 
     /// The rules this stream applies.
@@ -281,8 +357,10 @@ impl Replacer {
     #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn feed(&mut self, chunk: &str) -> Result<String, StreamError> {
         let mut out = String::new();
-        self.feed_into(chunk, &mut out)?;
-        Ok(out)
+        match self.feed_into(chunk, &mut out) {
+            Ok(()) => Ok(out),
+            Err(e) => Err(e.with_released(out.into_bytes())),
+        }
     }
 
     /// Feeds a chunk and appends the text now safe to emit to `out`, with no
@@ -311,6 +389,7 @@ impl Replacer {
         self.enter()?;
         let result = self.feed_str_chunk(chunk, out);
         self.busy = false;
+        self.guard.note_held(self.stream.held());
         result
     }
 
@@ -355,11 +434,17 @@ impl Replacer {
             segment = (segment * 2).min(MAX_SEGMENT);
             let (now, later) = rest.split_at(n);
             self.feed_str(now, out);
+            if self.stream.is_stopped() {
+                return Err(self.fail_blocked());
+            }
             rest = later;
             // Checked after every segment, so a huge chunk cannot make the
             // stream hold more than the limit plus one segment.
             if self.stream.held() > self.max_held {
                 self.with_string(out, |r, bytes| r.check_held(bytes, true))?;
+                if self.stream.is_stopped() {
+                    return Err(self.fail_blocked());
+                }
             }
         }
         Ok(())
@@ -387,8 +472,10 @@ impl Replacer {
     #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn feed_bytes(&mut self, chunk: &[u8]) -> Result<Vec<u8>, StreamError> {
         let mut out = Vec::new();
-        self.feed_raw(chunk, &mut out)?;
-        Ok(out)
+        match self.feed_raw(chunk, &mut out) {
+            Ok(()) => Ok(out),
+            Err(e) => Err(e.with_released(out)),
+        }
     }
 
     /// Feeds bytes and appends the bytes now safe to emit to `out`.
@@ -437,8 +524,10 @@ impl Replacer {
     #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn flush(&mut self) -> Result<String, StreamError> {
         let mut out = String::new();
-        self.flush_into(&mut out)?;
-        Ok(out)
+        match self.flush_into(&mut out) {
+            Ok(()) => Ok(out),
+            Err(e) => Err(e.with_released(out.into_bytes())),
+        }
     }
 
     /// Ends the input and appends the rest of the output to `out`.
@@ -484,8 +573,10 @@ impl Replacer {
     #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn flush_bytes(&mut self) -> Result<Vec<u8>, StreamError> {
         let mut out = Vec::new();
-        self.flush_raw(&mut out)?;
-        Ok(out)
+        match self.flush_raw(&mut out) {
+            Ok(()) => Ok(out),
+            Err(e) => Err(e.with_released(out)),
+        }
     }
 
     /// Ends the input and appends the rest of the output to `out`.
@@ -531,6 +622,139 @@ impl Replacer {
         self.stream.reset();
         self.failed = None;
         self.busy = false;
+        self.guard.block = None;
+    }
+
+    /// Allowlists a value for this replacer's streams (besides the rules'
+    /// own, [`RulesBuilder::allow`](crate::RulesBuilder::allow)): a match
+    /// whose text is exactly `value` passes through unchanged, and scanning
+    /// goes on after it. The list outlives [`flush`](Replacer::flush) and
+    /// [`reset`](Replacer::reset); [`clear_allowlist`](Replacer::clear_allowlist)
+    /// empties it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().regex(r"\w+@\w+\.\w+", "[EMAIL]").build()?;
+    /// let mut r = rules.replacer();
+    /// r.allow("me@home.org"); // the user's own address, pasted in their prompt
+    /// let out = r.feed("from me@ho")? + &r.feed("me.org to ann@x.org")? + &r.flush()?;
+    /// assert_eq!(out, "from me@home.org to [EMAIL]");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn allow(&mut self, value: impl Into<String>) {
+        self.guard
+            .allow
+            .insert(value.into().into_bytes().into_boxed_slice());
+    }
+
+    /// Empties this replacer's own allowlist (see [`allow`](Replacer::allow)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a", "b").build()?;
+    /// let mut r = rules.replacer();
+    /// r.allow("a");
+    /// assert_eq!(r.feed("a")?, "a");
+    /// r.clear_allowlist();
+    /// assert_eq!(r.feed("a")?, "b");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn clear_allowlist(&mut self) {
+        self.guard.allow.clear();
+    }
+
+    /// Turns the recording of [`Trigger`]s on or off; with `values`, each
+    /// keeps the matched text. Recorded triggers accumulate until
+    /// [`take_triggers`](Replacer::take_triggers).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::regex(r"\d+", "N").id("num")).build()?;
+    /// let mut r = rules.replacer();
+    /// r.record_triggers(true, false);
+    /// let out = r.feed("a 1")? + &r.feed("2 b")? + &r.flush()?;
+    /// assert_eq!(out, "a N b");
+    /// let triggers = r.take_triggers();
+    /// assert_eq!(triggers, rules.evaluate("a 12 b").triggers());
+    /// assert_eq!((triggers[0].id(), triggers[0].span()), ("num", 2..4));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn record_triggers(&mut self, on: bool, values: bool) {
+        self.guard.values = values;
+        if !on {
+            self.guard.triggers = None;
+        } else if self.guard.triggers.is_none() {
+            self.guard.triggers = Some(Vec::new());
+        }
+    }
+
+    /// Takes the triggers recorded so far (see
+    /// [`record_triggers`](Replacer::record_triggers)); empty when
+    /// recording is off.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a", "b").build()?;
+    /// let mut r = rules.replacer();
+    /// r.record_triggers(true, true);
+    /// let _ = r.feed("a")?;
+    /// assert_eq!(r.take_triggers()[0].value(), Some("a"));
+    /// assert!(r.take_triggers().is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_triggers(&mut self) -> Vec<Trigger> {
+        match &mut self.guard.triggers {
+            Some(t) => std::mem::take(t),
+            None => Vec::new(),
+        }
+    }
+
+    /// The replacer's counters (matches per rule, rejections, allowlisted
+    /// matches, blocks, peak held bytes), over its life.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a", "b").build()?;
+    /// let mut r = rules.replacer();
+    /// let _ = r.feed("a a")?;
+    /// assert_eq!(r.counters().matches("0"), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn counters(&self) -> &Counters {
+        &self.guard.counters
+    }
+
+    /// Takes the counters, starting them afresh.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a", "b").build()?;
+    /// let mut r = rules.replacer();
+    /// let _ = r.feed("a")?;
+    /// assert_eq!(r.take_counters().matches("0"), 1);
+    /// assert_eq!(r.counters().matches("0"), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_counters(&mut self) -> Counters {
+        self.guard.take_counters()
     }
 
     /// This stream's value of type `S` for
@@ -634,6 +858,7 @@ impl Replacer {
         self.enter()?;
         let result = self.feed_byte_chunk(chunk, out);
         self.busy = false;
+        self.guard.note_held(self.stream.held());
         result
     }
 
@@ -650,9 +875,15 @@ impl Replacer {
             let (now, later) = busy.split_at(segment.min(busy.len()));
             segment = (segment * 2).min(MAX_SEGMENT);
             self.feed_engine(now, false, out);
+            if self.stream.is_stopped() {
+                return Err(self.fail_blocked());
+            }
             rest = later;
             // As in `feed_str_chunk`: the limit holds inside a feed.
             self.check_held(out, false)?;
+            if self.stream.is_stopped() {
+                return Err(self.fail_blocked());
+            }
         }
         Ok(())
     }
@@ -663,6 +894,7 @@ impl Replacer {
         let mut sink = Out {
             rules: &self.rules,
             state: &mut self.state,
+            guard: &mut self.guard,
             out,
         };
         self.stream
@@ -676,6 +908,7 @@ impl Replacer {
         let mut sink = StrOut {
             rules: &self.rules,
             state: &mut self.state,
+            guard: &mut self.guard,
             out,
             scratch: &mut self.text_out,
         };
@@ -711,6 +944,7 @@ impl Replacer {
                     let mut sink = Out {
                         rules: &self.rules,
                         state: &mut self.state,
+                        guard: &mut self.guard,
                         out,
                     };
                     self.stream.suppress_pending(
@@ -735,11 +969,35 @@ impl Replacer {
         let mut sink = Out {
             rules: &self.rules,
             state: &mut self.state,
+            guard: &mut self.guard,
             out,
         };
         self.stream.finish(&self.rules.inner.program, &mut sink);
         self.busy = false;
+        if self.stream.is_stopped() {
+            let e = self.fail_blocked();
+            // As above: the failed stream is over.
+            self.failed = None;
+            return Err(e);
+        }
         Ok(())
+    }
+
+    /// Fails the stream on the block the sink recorded: drops what it
+    /// holds, unreleased, and refuses every later call with the same error
+    /// until the stream ends.
+    #[cold]
+    fn fail_blocked(&mut self) -> StreamError {
+        let held = self.stream.held();
+        self.stream.reset();
+        let block = self
+            .guard
+            .block
+            .take()
+            .expect("a stopped stream has a block");
+        let e = StreamError::blocked(block, held, self.max_held);
+        self.failed = Some(e.clone());
+        e
     }
 
     /// Runs `f` with a byte buffer and appends its output to `out` as text.
@@ -793,6 +1051,7 @@ const MAX_SEGMENT: usize = 64 << 10;
 struct Out<'a> {
     rules: &'a Rules,
     state: &'a mut State,
+    guard: &'a mut StreamGuard,
     out: &'a mut Vec<u8>,
 }
 
@@ -801,9 +1060,21 @@ impl Sink for Out<'_> {
         extend_small(self.out, bytes);
     }
 
-    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
-        self.rules
-            .append_replacement(hay, offset, rule, start..end, self.state, self.out);
+    fn matched(
+        &mut self,
+        hay: &[u8],
+        offset: usize,
+        rule: usize,
+        start: usize,
+        end: usize,
+    ) -> Verdict {
+        guard::apply(
+            self.rules, self.guard, self.state, hay, offset, rule, start, end, self.out,
+        )
+    }
+
+    fn dropped(&mut self, rule: usize, span: Range<usize>) -> bool {
+        guard::dropped(self.rules, self.guard, rule, span)
     }
 }
 
@@ -813,6 +1084,7 @@ impl Sink for Out<'_> {
 struct StrOut<'a> {
     rules: &'a Rules,
     state: &'a mut State,
+    guard: &'a mut StreamGuard,
     out: &'a mut String,
     /// Where a replacement is built before it is appended.
     scratch: &'a mut Vec<u8>,
@@ -823,11 +1095,32 @@ impl Sink for StrOut<'_> {
         push_text(self.out, bytes);
     }
 
-    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
+    fn matched(
+        &mut self,
+        hay: &[u8],
+        offset: usize,
+        rule: usize,
+        start: usize,
+        end: usize,
+    ) -> Verdict {
         self.scratch.clear();
-        self.rules
-            .append_replacement(hay, offset, rule, start..end, self.state, self.scratch);
+        let verdict = guard::apply(
+            self.rules,
+            self.guard,
+            self.state,
+            hay,
+            offset,
+            rule,
+            start,
+            end,
+            self.scratch,
+        );
         push_text(self.out, self.scratch);
+        verdict
+    }
+
+    fn dropped(&mut self, rule: usize, span: Range<usize>) -> bool {
+        guard::dropped(self.rules, self.guard, rule, span)
     }
 }
 
