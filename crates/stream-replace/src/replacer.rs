@@ -7,7 +7,7 @@ use crate::config::HeldLimit;
 use crate::engine::{extend_small, Sink, StreamState, Verdict};
 use crate::error::StreamError;
 use crate::guard::{self, Counters, EvaluateConfig, Evaluation, StreamGuard, Trigger};
-use crate::replacement::State;
+use crate::replacement::{Placeholders, State};
 use crate::rules::Rules;
 
 // The constructors of streams live here rather than in `rules`, so that
@@ -623,6 +623,7 @@ impl Replacer {
         self.failed = None;
         self.busy = false;
         self.guard.block = None;
+        self.state.remove::<Placeholders>();
     }
 
     /// Allowlists a value for this replacer's streams (besides the rules'

@@ -684,3 +684,88 @@ fn poisoned_stream_stays_closed() {
     let err = r.feed("c").unwrap_err();
     assert_eq!(err.kind(), StreamErrorKind::Poisoned);
 }
+
+/// The rule sets of the split tests: a pack-like set with every guard
+/// feature, and the counter placeholder.
+fn gateway_rules() -> Rules {
+    Rules::builder()
+        .add(
+            Rule::regex(r"\b\d{3}-\d{2}-\d{4}\b", "[SSN]")
+                .id("us_ssn")
+                .block("SSN"),
+        )
+        .add(
+            Rule::regex(r"\b\d{4}(?:[ -]?\d{4}){3}\b", "[CARD]")
+                .id("card")
+                .validator(stream_replace::validate::luhn),
+        )
+        .add(
+            Rule::new(
+                Pattern::regex(r"[\w.+-]+@[\w-]+\.\w+"),
+                Replacement::counter("EMAIL"),
+            )
+            .id("email"),
+        )
+        .add(Rule::regex(r"\d+", "[N]").id("number"))
+        .allow("help@corp.io")
+        .build()
+        .unwrap()
+}
+
+const SPLIT_INPUTS: &[&str] = &[
+    "a@b.cd, 4111 1111 1111 1112, é@x.io a@b.cd",
+    "help@corp.io and 4111-1111-1111-1111 then 123-45-6789 tail",
+    "σ 12 zz@é.fr 4111111111111111 x@y.zz",
+    "id 123-45-67890 ok",
+];
+
+/// Streamed text, triggers and block equal `evaluate` on the whole input
+/// for every two-part split, every split into at most three parts (short
+/// inputs), one character at a time, and bytes cut inside characters.
+#[test]
+fn triggers_and_text_equal_evaluate_for_every_split() {
+    use chunk_invariance::{splits_up_to, two_part_splits};
+    let rules = gateway_rules();
+    let mut r = rules.replacer();
+    let mut tried = 0;
+    for &input in SPLIT_INPUTS {
+        let want = evaluated(&rules, input);
+        let mut check_str = |chunks: Vec<&str>| {
+            let got = stream_str(&mut r, &chunks, chunks.len() % 2 == 0).unwrap();
+            assert_eq!(got, want, "{chunks:?}");
+            r.reset();
+            tried += 1;
+        };
+        let max_parts = if input.chars().count() <= 45 { 3 } else { 2 };
+        for split in splits_up_to(input, max_parts) {
+            check_str(split);
+        }
+        check_str(
+            input
+                .char_indices()
+                .map(|(i, c)| &input[i..i + c.len_utf8()])
+                .collect(),
+        );
+        for split in two_part_splits(input.as_bytes()) {
+            assert_eq!(stream_bytes(&mut r, &split), want, "{split:?}");
+            r.reset();
+            tried += 1;
+        }
+        let bytes: Vec<&[u8]> = input.as_bytes().chunks(1).collect();
+        assert_eq!(stream_bytes(&mut r, &bytes), want);
+        r.reset();
+    }
+    assert!(tried > 1500, "{tried} splits");
+}
+
+#[test]
+fn gateway_verdicts_are_as_expected() {
+    let rules = gateway_rules();
+    let v = rules.evaluate(SPLIT_INPUTS[0]);
+    // The Luhn-invalid number is not a card: its digit runs are numbers.
+    assert_eq!(v.text(), "[EMAIL_1], [N] [N] [N] [N], [EMAIL_2] [EMAIL_1]");
+    let v = rules.evaluate(SPLIT_INPUTS[1]);
+    assert_eq!(v.text(), "help@corp.io and [CARD] then ");
+    assert_eq!(v.block().unwrap().id(), "us_ssn");
+    assert!(!rules.evaluate(SPLIT_INPUTS[3]).is_blocked());
+}
