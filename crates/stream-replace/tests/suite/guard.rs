@@ -769,3 +769,78 @@ fn gateway_verdicts_are_as_expected() {
     assert_eq!(v.block().unwrap().id(), "us_ssn");
     assert!(!rules.evaluate(SPLIT_INPUTS[3]).is_blocked());
 }
+
+/// The events of a stream over `chunks`, checked for numbering and
+/// finality; returns them.
+fn events_of(events: &mut stream_replace::Events, chunks: &[&str]) -> Vec<stream_replace::Event> {
+    let mut all = Vec::new();
+    for c in chunks {
+        all.extend(events.feed(c).unwrap());
+    }
+    all.extend(events.finish().unwrap());
+    let indexes: Vec<u64> = all.iter().map(|e| e.index()).collect();
+    let want: Vec<u64> = (1..=all.len() as u64).collect();
+    assert_eq!(indexes, want, "{chunks:?}");
+    assert_eq!(all.iter().filter(|e| e.is_final()).count(), 1, "{chunks:?}");
+    assert!(all.last().unwrap().is_final());
+    for e in &all {
+        assert_eq!(
+            e.is_redacted(),
+            e.triggers().iter().any(|t| t.action() == &Action::Replace)
+        );
+        assert!(e.block().is_none() || e.is_final());
+    }
+    events.reset();
+    all
+}
+
+#[test]
+fn events_join_to_the_output_for_every_split() {
+    use chunk_invariance::two_part_splits;
+    for rules in [gateway_rules(), {
+        // With the block turned off, the value is masked and the stream
+        // goes on.
+        Rules::builder()
+            .add(
+                Rule::regex(r"\b\d{3}-\d{2}-\d{4}\b", "[SSN]")
+                    .id("us_ssn")
+                    .block("SSN")
+                    .action(Action::Replace),
+            )
+            .add(Rule::regex(r"[\w.+-]+@[\w-]+\.\w+", "[EMAIL]").id("email"))
+            .build()
+            .unwrap()
+    }] {
+        let mut events = stream_replace::Events::new(rules.replacer());
+        for &input in SPLIT_INPUTS {
+            let want = rules.evaluate(input);
+            let mut splits: Vec<Vec<&str>> = two_part_splits(input).collect();
+            splits.push(
+                input
+                    .char_indices()
+                    .map(|(i, c)| &input[i..i + c.len_utf8()])
+                    .collect(),
+            );
+            for chunks in splits {
+                let all = events_of(&mut events, &chunks);
+                let text: String = all.iter().map(|e| e.text()).collect();
+                assert_eq!(text, want.text(), "{chunks:?}");
+                let triggers: Vec<Trigger> =
+                    all.iter().flat_map(|e| e.triggers().to_vec()).collect();
+                assert_eq!(triggers, want.triggers(), "{chunks:?}");
+                assert_eq!(all.last().unwrap().block(), want.block());
+            }
+        }
+    }
+    // The turned-off block masks and goes on.
+    let off = Rules::builder()
+        .add(
+            Rule::regex(r"\d{3}-\d{2}-\d{4}", "[SSN]")
+                .block("SSN")
+                .action(Action::Replace),
+        )
+        .build()
+        .unwrap();
+    let eval = off.evaluate("a 123-45-6789 b");
+    assert_eq!((eval.text(), eval.is_blocked()), ("a [SSN] b", false));
+}
