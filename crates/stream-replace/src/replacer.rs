@@ -243,6 +243,10 @@ pub struct Replacer {
     max_held: usize,
     /// Allowlist, triggers, counters, and the block that stopped the stream.
     guard: StreamGuard,
+    /// With release at word boundaries: the cap on a delimiter-free run.
+    word_cap: Option<usize>,
+    /// Output decided but not shown yet: what follows the last delimiter.
+    words: Vec<u8>,
 }
 
 impl Replacer {
@@ -256,6 +260,8 @@ impl Replacer {
             state: State::default(),
             max_held: rules.inner.config.get_max_held(),
             guard: StreamGuard::new(&rules),
+            word_cap: None,
+            words: Vec::new(),
             rules,
         }
     }
@@ -387,9 +393,16 @@ impl Replacer {
     /// ```
     pub fn feed_into(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
         self.enter()?;
+        let start = out.len();
         let result = self.feed_str_chunk(chunk, out);
         self.busy = false;
         self.guard.note_held(self.stream.held());
+        if self.word_cap.is_some() {
+            let tail = out.split_off(start);
+            let mut bytes = tail.into_bytes();
+            self.hold_words(&mut bytes, 0, result.is_err());
+            push_text(out, &bytes);
+        }
         result
     }
 
@@ -553,6 +566,75 @@ impl Replacer {
         self.with_string(out, |r, bytes| r.flush_raw(bytes))
     }
 
+    /// Releases text at word boundaries only (or not, with `None`): each
+    /// call shows the output up to its last delimiter (whitespace or one of
+    /// `.,;!?()[]{}`), and keeps the rest until a later call shows a
+    /// delimiter after it, the stream ends or fails, or the run without a
+    /// delimiter grows past `cap` bytes (then it is shown whole). A UI then
+    /// never shows half a word or half a placeholder. The joined output
+    /// does not change; the text kept this way (at most `cap` bytes plus one
+    /// call's output) is not counted in [`held`](Replacer::held): see
+    /// [`waiting`](Replacer::waiting).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().regex(r"\w+@\w+\.\w+", "[EMAIL]").build()?;
+    /// let mut r = rules.replacer();
+    /// r.release_at_words(Some(64));
+    /// assert_eq!(r.feed("Hello wor")?, "Hello ");
+    /// assert_eq!(r.feed("ld, mail ann@x.org")?, "world, mail ");
+    /// assert_eq!(r.feed(" now")?, "[EMAIL] ");
+    /// assert_eq!(r.flush()?, "now");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn release_at_words(&mut self, cap: Option<usize>) {
+        self.word_cap = cap;
+    }
+
+    /// Bytes of output decided but kept back by
+    /// [`release_at_words`](Replacer::release_at_words).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("x", "y").build()?;
+    /// let mut r = rules.replacer();
+    /// r.release_at_words(Some(64));
+    /// assert_eq!(r.feed("one tw")?, "one ");
+    /// assert_eq!((r.held(), r.waiting()), (0, 2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn waiting(&self) -> usize {
+        self.words.len()
+    }
+
+    /// With release at word boundaries, moves `out[start..]`, this call's
+    /// output, behind the text kept back, and puts back in `out` what ends
+    /// at the last delimiter: everything with `all` (the stream ended or
+    /// failed) or once the run without a delimiter is over the cap.
+    fn hold_words(&mut self, out: &mut Vec<u8>, start: usize, all: bool) {
+        let Some(cap) = self.word_cap else { return };
+        let old = self.words.len();
+        self.words.extend_from_slice(&out[start..]);
+        out.truncate(start);
+        // The text kept back has no delimiter: only the new part can.
+        let cut = if all || self.words.len() > cap {
+            self.words.len()
+        } else {
+            self.words[old..]
+                .iter()
+                .rposition(|&b| is_delimiter(b))
+                .map_or(0, |j| old + j + 1)
+        };
+        out.extend_from_slice(&self.words[..cut]);
+        self.words.drain(..cut);
+    }
+
     /// Ends the input and returns the rest of the output as bytes.
     ///
     /// # Errors
@@ -624,6 +706,7 @@ impl Replacer {
         self.busy = false;
         self.guard.block = None;
         self.state.remove::<Placeholders>();
+        self.words.clear();
     }
 
     /// Allowlists a value for this replacer's streams (besides the rules'
@@ -857,9 +940,13 @@ impl Replacer {
 
     fn feed_raw(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
         self.enter()?;
+        let start = out.len();
         let result = self.feed_byte_chunk(chunk, out);
         self.busy = false;
         self.guard.note_held(self.stream.held());
+        if self.word_cap.is_some() {
+            self.hold_words(out, start, result.is_err());
+        }
         result
     }
 
@@ -961,6 +1048,15 @@ impl Replacer {
     }
 
     fn flush_raw(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
+        let start = out.len();
+        let result = self.flush_engine(out);
+        if self.word_cap.is_some() {
+            self.hold_words(out, start, true);
+        }
+        result
+    }
+
+    fn flush_engine(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
         if let Err(e) = self.enter() {
             // Ends the failed stream: the next call starts a new one.
             self.failed = None;
@@ -1034,6 +1130,11 @@ pub(crate) fn push_text(out: &mut String, bytes: &[u8]) {
             Err(_) => out.push_str(&String::from_utf8_lossy(bytes)),
         }
     }
+}
+
+/// Whether `b` ends a word for [`Replacer::release_at_words`].
+fn is_delimiter(b: u8) -> bool {
+    b.is_ascii_whitespace() || b".,;!?()[]{}".contains(&b)
 }
 
 /// Output of at most this many ASCII bytes is appended char by char.

@@ -844,3 +844,52 @@ fn events_join_to_the_output_for_every_split() {
     let eval = off.evaluate("a 123-45-6789 b");
     assert_eq!((eval.text(), eval.is_blocked()), ("a [SSN] b", false));
 }
+
+#[test]
+fn release_at_words_keeps_the_output_and_cuts_at_delimiters() {
+    use chunk_invariance::two_part_splits;
+    let rules = gateway_rules();
+    let delimiter = |c: char| c.is_ascii_whitespace() || ".,;!?()[]{}".contains(c);
+    for cap in [4, 1000] {
+        let mut r = rules.replacer();
+        r.release_at_words(Some(cap));
+        for &input in SPLIT_INPUTS {
+            let want = rules.evaluate(input);
+            let mut splits: Vec<Vec<&str>> = two_part_splits(input).collect();
+            splits.push(
+                input
+                    .char_indices()
+                    .map(|(i, c)| &input[i..i + c.len_utf8()])
+                    .collect(),
+            );
+            for chunks in splits {
+                let mut pieces = Vec::new();
+                let mut ended = false;
+                for c in &chunks {
+                    match r.feed(c) {
+                        Ok(s) => pieces.push(s),
+                        Err(e) => {
+                            pieces.push(String::from_utf8(e.released().to_vec()).unwrap());
+                            ended = true;
+                            break;
+                        }
+                    }
+                    assert!(r.waiting() <= cap, "{chunks:?}");
+                }
+                if !ended {
+                    pieces.push(r.flush().unwrap());
+                }
+                r.reset();
+                assert_eq!(pieces.concat(), want.text(), "{chunks:?}");
+                if cap == 1000 {
+                    for p in &pieces[..pieces.len() - 1] {
+                        assert!(
+                            p.is_empty() || p.ends_with(delimiter),
+                            "{p:?} in {chunks:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
