@@ -893,3 +893,39 @@ fn release_at_words_keeps_the_output_and_cuts_at_delimiters() {
         }
     }
 }
+
+/// A fatal value: through every adapter and every two-part split (and one
+/// character, or byte, at a time), exactly the text before it comes out,
+/// then one error naming the rule; nothing of the value or after it.
+#[test]
+fn a_fatal_value_stops_every_adapter_on_every_split() {
+    use crate::run::{through_until_error, Adapter};
+    let rules = gateway_rules();
+    let input = "é a@b.cd then 123-45-6789 and é@x.io 4111111111111111";
+    let want = rules.evaluate(input);
+    assert_eq!(want.text(), "é [EMAIL_1] then ");
+    let mut splits: Vec<Vec<usize>> = char_boundaries(input)[1..]
+        .iter()
+        .map(|&c| vec![c])
+        .collect();
+    splits.push(char_boundaries(input)[1..input.chars().count()].to_vec());
+    for &adapter in Adapter::ALL {
+        let mut splits = splits.clone();
+        if !adapter.is_str() {
+            splits.extend((1..input.len()).map(|c| vec![c]));
+            splits.push((1..input.len()).collect());
+        }
+        for cuts in &splits {
+            let chunks = chunks_at(input.as_bytes(), cuts);
+            let (out, err) = through_until_error(rules.replacer(), adapter, &chunks);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                want.text(),
+                "{adapter:?} {cuts:?}"
+            );
+            let err = err.unwrap_or_else(|| panic!("{adapter:?} {cuts:?}: no error"));
+            assert!(err.contains("us_ssn") && err.contains("SSN"), "{err}");
+            assert!(!err.contains("6789"), "{err}");
+        }
+    }
+}
