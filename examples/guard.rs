@@ -161,12 +161,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!("\n  identical, triggers and verdict included.");
     let c = r.counters();
     println!(
-        "\ncounters: email {}, phone {}, us_ssn {}; blocks {}; at most {} bytes held",
+        "\ncounters: email {}, phone {}, us_ssn {}; blocks {}",
         c.matches("email"),
         c.matches("phone"),
         c.matches("us_ssn"),
         c.blocks(),
-        c.peak_held()
     );
     Ok(())
 }

@@ -276,10 +276,17 @@ impl std::error::Error for Error {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StreamError {
+    // Boxed: a stream's calls return `Result<(), StreamError>` on the hot
+    // path, where an 8-byte result is cheaper to pass than the error.
+    inner: Box<StreamErrorInner>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct StreamErrorInner {
     kind: StreamErrorKind,
     held: usize,
     limit: usize,
-    block: Option<Box<Block>>,
+    block: Option<Block>,
     released: Vec<u8>,
 }
 
@@ -320,29 +327,30 @@ pub enum StreamErrorKind {
 
 impl StreamError {
     pub(crate) fn new(held: usize, limit: usize) -> StreamError {
-        StreamError {
-            kind: StreamErrorKind::HeldLimit,
-            held,
-            limit,
-            block: None,
-            released: Vec::new(),
-        }
+        StreamError::of(StreamErrorKind::HeldLimit, held, limit, None)
     }
 
     pub(crate) fn blocked(block: Block, held: usize, limit: usize) -> StreamError {
-        StreamError {
-            kind: StreamErrorKind::Blocked,
-            held,
-            limit,
-            block: Some(Box::new(block)),
-            released: Vec::new(),
-        }
+        StreamError::of(StreamErrorKind::Blocked, held, limit, Some(block))
     }
 
     /// The same error, carrying `released`, the output of the failing call
     /// before the failure.
+    #[cold]
+    fn of(kind: StreamErrorKind, held: usize, limit: usize, block: Option<Block>) -> StreamError {
+        StreamError {
+            inner: Box::new(StreamErrorInner {
+                kind,
+                held,
+                limit,
+                block,
+                released: Vec::new(),
+            }),
+        }
+    }
+
     pub(crate) fn with_released(mut self, released: Vec<u8>) -> StreamError {
-        self.released = released;
+        self.inner.released = released;
         self
     }
 
@@ -359,7 +367,7 @@ impl StreamError {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn block(&self) -> Option<&crate::Block> {
-        self.block.as_deref()
+        self.inner.block.as_ref()
     }
 
     /// The text that the failing call released before it failed, when the
@@ -389,17 +397,11 @@ impl StreamError {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn released(&self) -> &[u8] {
-        &self.released
+        &self.inner.released
     }
 
     pub(crate) fn poisoned(held: usize, limit: usize) -> StreamError {
-        StreamError {
-            kind: StreamErrorKind::Poisoned,
-            held,
-            limit,
-            block: None,
-            released: Vec::new(),
-        }
+        StreamError::of(StreamErrorKind::Poisoned, held, limit, None)
     }
 
     /// What stopped the stream.
@@ -418,7 +420,7 @@ impl StreamError {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn kind(&self) -> StreamErrorKind {
-        self.kind
+        self.inner.kind
     }
 
     /// How many bytes were held (and discarded) when the stream stopped.
@@ -437,7 +439,7 @@ impl StreamError {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn held(&self) -> usize {
-        self.held
+        self.inner.held
     }
 
     /// The configured limit on held bytes.
@@ -456,20 +458,20 @@ impl StreamError {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn limit(&self) -> usize {
-        self.limit
+        self.inner.limit
     }
 }
 
 impl fmt::Display for StreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
+        match self.inner.kind {
             StreamErrorKind::HeldLimit => write!(
                 f,
                 "stream stopped: {} bytes held, more than the limit of {} (Config::max_held); \
                  the held text was discarded",
-                self.held, self.limit
+                self.inner.held, self.inner.limit
             ),
-            StreamErrorKind::Blocked => match &self.block {
+            StreamErrorKind::Blocked => match &self.inner.block {
                 Some(b) => write!(f, "stream {b}; nothing from the match on was released"),
                 None => f.write_str("stream blocked"),
             },
@@ -477,7 +479,7 @@ impl fmt::Display for StreamError {
                 f,
                 "stream poisoned: a panic unwound out of an earlier call; the {} bytes it held \
                  were discarded; reset the replacer to start a new stream",
-                self.held
+                self.inner.held
             ),
         }
     }
@@ -485,7 +487,7 @@ impl fmt::Display for StreamError {
 
 impl std::error::Error for StreamError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.block.as_deref().map(|b| b as _)
+        self.inner.block.as_ref().map(|b| b as _)
     }
 }
 
@@ -493,8 +495,8 @@ impl std::error::Error for StreamError {
 /// [`Block`] for a block, and the `StreamError` otherwise.
 impl From<StreamError> for std::io::Error {
     fn from(e: StreamError) -> std::io::Error {
-        match e.block {
-            Some(block) => std::io::Error::new(std::io::ErrorKind::InvalidData, *block),
+        match e.inner.block.clone() {
+            Some(block) => std::io::Error::new(std::io::ErrorKind::InvalidData, block),
             None => std::io::Error::new(std::io::ErrorKind::InvalidData, e),
         }
     }

@@ -280,6 +280,9 @@ pub(crate) struct Meta {
     pub(crate) actions: Vec<Action>,
     pub(crate) validators: Vec<Option<Validator>>,
     pub(crate) allow: HashSet<Box<[u8]>>,
+    /// Per rule: no validator and [`Action::Replace`], so that with no
+    /// allowlist and no trigger recording its match only needs counting.
+    pub(crate) plain: Vec<bool>,
 }
 
 impl fmt::Debug for Meta {
@@ -499,7 +502,8 @@ impl Trigger {
 
 /// Counts for metrics, kept by each [`Replacer`](crate::Replacer) over its
 /// life (across streams; [`Replacer::take_counters`](crate::Replacer::take_counters)
-/// starts them afresh).
+/// starts them afresh). The bytes a stream holds are
+/// [`Replacer::held`](crate::Replacer::held).
 ///
 /// # Example
 ///
@@ -526,7 +530,6 @@ pub struct Counters {
     rejected: Vec<u64>,
     allowed: u64,
     blocks: u64,
-    peak_held: usize,
 }
 
 impl Counters {
@@ -632,25 +635,6 @@ impl Counters {
     /// ```
     pub fn blocks(&self) -> u64 {
         self.blocks
-    }
-
-    /// The most bytes held at the end of a call (see
-    /// [`Replacer::held`](crate::Replacer::held) for the current figure).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use stream_replace::Rules;
-    ///
-    /// let rules = Rules::builder().literal("hello", "bye").build()?;
-    /// let mut r = rules.replacer();
-    /// let _ = r.feed("hell")?;
-    /// let _ = r.feed("o")?;
-    /// assert_eq!((r.held(), r.counters().peak_held()), (0, 4));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn peak_held(&self) -> usize {
-        self.peak_held
     }
 }
 
@@ -869,10 +853,6 @@ impl StreamGuard {
         }
     }
 
-    pub(crate) fn note_held(&mut self, held: usize) {
-        self.counters.peak_held = self.counters.peak_held.max(held);
-    }
-
     pub(crate) fn take_counters(&mut self) -> Counters {
         let fresh = Counters::new(&self.counters.ids);
         std::mem::replace(&mut self.counters, fresh)
@@ -985,6 +965,7 @@ pub(crate) fn dropped(
 /// Appends the output of an accepted match: its replacement, or its text
 /// when allowlisted. Returns the engine's verdict.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(crate) fn apply(
     rules: &Rules,
     guard: &mut StreamGuard,
@@ -997,6 +978,19 @@ pub(crate) fn apply(
     out: &mut Vec<u8>,
 ) -> crate::engine::Verdict {
     use crate::engine::Verdict;
+    let meta = &rules.inner.meta;
+    if meta.plain[rule]
+        && guard.triggers.is_none()
+        && guard.allow.is_empty()
+        && meta.allow.is_empty()
+    {
+        // The common case, kept short: a replacement and a count.
+        if let Some(n) = guard.counters.matches.get_mut(rule) {
+            *n += 1;
+        }
+        rules.append_replacement(hay, offset, rule, start..end, state, out);
+        return Verdict::Accept;
+    }
     match judge(rules, guard, hay, offset, rule, start, end) {
         Judged::Rejected => Verdict::Reject,
         Judged::Blocked => Verdict::Stop,

@@ -393,19 +393,27 @@ impl Replacer {
     /// ```
     pub fn feed_into(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
         self.enter()?;
-        let start = out.len();
+        if self.word_cap.is_some() {
+            return self.feed_words(chunk, out);
+        }
         let result = self.feed_str_chunk(chunk, out);
         self.busy = false;
-        self.guard.note_held(self.stream.held());
-        if self.word_cap.is_some() {
-            let tail = out.split_off(start);
-            let mut bytes = tail.into_bytes();
-            self.hold_words(&mut bytes, 0, result.is_err());
-            push_text(out, &bytes);
-        }
         result
     }
 
+    /// `feed_into` with release at word boundaries.
+    #[cold]
+    fn feed_words(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        let start = out.len();
+        let result = self.feed_str_chunk(chunk, out);
+        self.busy = false;
+        let mut bytes = out.split_off(start).into_bytes();
+        self.hold_words(&mut bytes, 0, result.is_err());
+        push_text(out, &bytes);
+        result
+    }
+
+    #[inline(always)]
     fn feed_str_chunk(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
         let mut rest = chunk;
         let mut segment = SEGMENT;
@@ -806,7 +814,7 @@ impl Replacer {
     }
 
     /// The replacer's counters (matches per rule, rejections, allowlisted
-    /// matches, blocks, peak held bytes), over its life.
+    /// matches, blocks), over its life.
     ///
     /// # Example
     ///
@@ -924,7 +932,19 @@ impl Replacer {
     /// Starts a call: refuses it when the stream failed or was poisoned by a
     /// panic in the last call (then what it held is dropped, never
     /// released), and marks the stream busy until the call returns.
+    #[inline(always)]
     fn enter(&mut self) -> Result<(), StreamError> {
+        if !self.busy && self.failed.is_none() {
+            self.busy = true;
+            return Ok(());
+        }
+        self.refuse()
+    }
+
+    /// The rare part of `enter`: a poisoned or failed stream.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&mut self) -> Result<(), StreamError> {
         if self.busy {
             self.busy = false;
             let e = StreamError::poisoned(self.stream.held(), self.max_held);
@@ -943,7 +963,6 @@ impl Replacer {
         let start = out.len();
         let result = self.feed_byte_chunk(chunk, out);
         self.busy = false;
-        self.guard.note_held(self.stream.held());
         if self.word_cap.is_some() {
             self.hold_words(out, start, result.is_err());
         }

@@ -377,6 +377,9 @@ impl RulesBuilder {
                 .collect(),
             actions: self.rules.iter().map(|r| r.action.clone()).collect(),
             validators: self.rules.iter().map(|r| r.validator.clone()).collect(),
+            plain: (self.rules.iter())
+                .map(|r| r.validator.is_none() && r.action == Action::Replace)
+                .collect(),
             allow: (self.allow.iter()).map(|v| v.as_bytes().into()).collect(),
         };
         Ok(Rules {

@@ -190,7 +190,10 @@ impl StreamState {
         whole_chars: bool,
         sink: &mut impl Sink,
     ) {
-        if chunk.is_empty() || self.stopped {
+        // A stopped stream is failed and reset by its owner before any
+        // other feed.
+        debug_assert!(!self.stopped);
+        if chunk.is_empty() {
             return;
         }
         self.tape.push(chunk);
