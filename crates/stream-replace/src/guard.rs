@@ -34,6 +34,18 @@
 //! shorter match of another rule inside it, or one starting inside it, is
 //! found; allowlisted text is not.
 //!
+//! # Failing closed
+//!
+//! A block releases nothing from its match on, through every method and
+//! adapter; so do the failures that are not blocks. Under
+//! [`HeldLimit::Replace`](crate::HeldLimit::Replace), a held candidate's
+//! text is dropped as it is scanned: if that candidate turns out to be a
+//! block rule's match, the stream still blocks there (its validator cannot
+//! run on text that is gone, so it blocks whether or not the validator
+//! would have accepted it), and the policy's text is all that stood for it.
+//! A stream poisoned by a panic (in a validator, say) refuses every call
+//! until it is reset, as a block does.
+//!
 //! # Example
 //!
 //! ```

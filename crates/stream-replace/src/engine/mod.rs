@@ -8,6 +8,12 @@
 //! decided text and matches to a [`Sink`], and releases everything before
 //! the earliest position where a match could still start.
 //!
+//! The sink judges each decided match ([`Verdict`]): it accepts it (its
+//! output written, the stream goes on from its end), rejects it (the match
+//! is not one: every matcher goes on from its start with the rejected rule
+//! and those before it excluded there, `Matcher::exclude`), or stops the
+//! stream before it (nothing more is scanned or released until a reset).
+//!
 //! One matcher follows every rule today: [`threads`], a lazy DFA stepped
 //! as a set of threads, with the Thompson NFA (`nfa`) as its exact
 //! fallback and two memos for its fast paths (`single`, `futures`).
