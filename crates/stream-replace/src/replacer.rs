@@ -429,6 +429,9 @@ impl Replacer {
                 let Some((idle, busy)) = rest.split_at_checked(q) else {
                     // Unreachable (see above); stay exact if it ever were not.
                     self.feed_cut(rest.as_bytes(), q, out)?;
+                    if self.stream.is_stopped() {
+                        return Err(self.fail_blocked());
+                    }
                     break;
                 };
                 if !idle.is_empty() {
