@@ -76,6 +76,9 @@ impl Rules {
     /// on held bytes: its memory is the input's size plus the output, and
     /// its time is linear in the input, whatever the number of rules.
     ///
+    /// With a block rule, the output ends before the blocked match, as a
+    /// stream's does; [`Rules::evaluate`] says whether that happened.
+    ///
     /// # Example
     ///
     /// ```
