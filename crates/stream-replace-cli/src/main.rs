@@ -18,17 +18,13 @@
 
 mod spec;
 
-use std::collections::hash_map::RandomState;
-use std::hash::BuildHasher;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 use stream_replace::pack::{PackAction, PackRule};
-use stream_replace::{Config, Pattern, Replacement, Rules};
+use stream_replace::{Action, Block, Config, Pattern, Replacement, Replacer, Rule, Rules};
 
 use crate::spec::{Kind, Spec, SpecError};
 
@@ -99,9 +95,6 @@ struct Args {
     max_held: Option<usize>,
 }
 
-// A trigger recorded by a `--check` rule: (rule, start, end).
-type Triggers = Arc<Mutex<Vec<(usize, usize, usize)>>>;
-
 fn main() -> ExitCode {
     let matches = Args::command().get_matches();
     let args = match Args::from_arg_matches(&matches) {
@@ -117,25 +110,19 @@ fn main() -> ExitCode {
             "no rules: give -e PATTERN=REPLACEMENT, --literal TEXT=REPLACEMENT or --rules FILE",
         );
     }
-    let triggers: Triggers = Arc::default();
-    let triggers = args.check.then_some(&triggers);
-    let sentinel = Sentinel::new();
-    let rules = match build(&specs, &args, triggers, &sentinel) {
+    let rules = match build(&specs, &args) {
         Ok(rules) => rules,
         Err(e) => return usage_error(&e),
     };
     let mut sink = Sink {
         output: io::stdout().lock(),
         specs: &specs,
-        triggers,
-        // Output is searched for markers only when a rule can make one.
-        sentinel: (triggers.is_none() && specs.iter().any(|s| block_reason(s).is_some()))
-            .then_some(&sentinel),
+        check: args.check,
         found: false,
     };
     match run(&rules, &mut sink) {
         Ok(Some(block)) => {
-            report_block(&specs, block);
+            report_block(&block);
             ExitCode::from(3)
         }
         Ok(None) if sink.found => ExitCode::from(1),
@@ -203,118 +190,36 @@ fn block_reason(spec: &Spec) -> Option<&'static str> {
     }
 }
 
-// How a block rule's match shows in the replaced text: `prefix`, the rule
-// index, `:`, the match's start offset, `\u{1}`.
-//
-// This makes the block exact without a stop in the library. A replacement
-// is computed only once its match is decided, and it is appended to the
-// output right after exactly the text that is safe before the match (every
-// byte before it decided, earlier matches replaced) and as one piece, never
-// split across two outputs. So the text before the first marker is what
-// replacing the whole input would give before the match, and none of the
-// match or what follows has been written when srep sees the marker and
-// stops. The prefix holds 128 bits this process drew at start and never
-// prints; input that contained it anyway would only stop srep early, which
-// fails safe.
-#[derive(Clone, Debug)]
-struct Sentinel {
-    prefix: String,
-}
-
-impl Sentinel {
-    fn new() -> Sentinel {
-        // Each `RandomState` is keyed from the OS's randomness (then stepped
-        // per instance): two SipHash outputs make a nonce that input cannot
-        // predict. Not a secret against this process's own memory, and it
-        // need not be.
-        let time = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let half = |n: u8| RandomState::new().hash_one((n, time, std::process::id()));
-        Sentinel {
-            prefix: format!("\u{1}srep-block-{:016x}{:016x}:", half(0), half(1)),
-        }
-    }
-
-    fn marker(&self, rule: usize, start: usize) -> String {
-        format!("{}{rule}:{start}\u{1}", self.prefix)
-    }
-
-    // The offset of the first marker in `out`, and the (rule, start) it
-    // names, if it parses.
-    fn find(&self, out: &[u8]) -> Option<(usize, Option<(usize, usize)>)> {
-        let prefix = self.prefix.as_bytes();
-        let at = out
-            .iter()
-            .enumerate()
-            .filter(|&(_, &b)| b == prefix[0])
-            .map(|(i, _)| i)
-            .find(|&i| out[i..].starts_with(prefix))?;
-        let rest = &out[at + prefix.len()..];
-        let named = rest
-            .iter()
-            .position(|&b| b == b'\x01')
-            .and_then(|end| std::str::from_utf8(&rest[..end]).ok())
-            .and_then(|s| s.split_once(':'))
-            .and_then(|(rule, start)| Some((rule.parse().ok()?, start.parse().ok()?)));
-        Some((at, named))
-    }
-}
-
-fn build(
-    specs: &[Spec],
-    args: &Args,
-    triggers: Option<&Triggers>,
-    sentinel: &Sentinel,
-) -> Result<Rules, String> {
+// The rules, each with its id (a pack rule's, or its index), its
+// validator and its action. With `--check`, nothing blocks: every match is a
+// trigger to report.
+fn build(specs: &[Spec], args: &Args) -> Result<Rules, String> {
     let mut builder = Rules::builder();
-    for (i, spec) in specs.iter().enumerate() {
-        let pattern = match spec.kind {
-            Kind::Regex | Kind::Pack(_) => Pattern::regex(&spec.pattern),
-            Kind::Literal => Pattern::literal(&spec.pattern),
-        };
-        let replacement = match (triggers, spec.kind) {
-            (Some(triggers), kind) => {
-                let triggers = Arc::clone(triggers);
-                let valid = match kind {
-                    Kind::Pack(rule) => rule.validator,
-                    Kind::Regex | Kind::Literal => None,
-                };
-                Replacement::with(move |caps| {
-                    // A match the validator rejects would pass unchanged:
-                    // not a trigger.
-                    if valid.is_some_and(|valid| !valid(caps.as_str())) {
-                        return String::new();
-                    }
-                    let m = caps.get_match();
-                    triggers.lock().unwrap_or_else(|e| e.into_inner()).push((
-                        i,
-                        m.start(),
-                        m.end(),
-                    ));
-                    String::new()
-                })
-            }
-            (None, Kind::Regex) => Replacement::template(&spec.replacement),
-            (None, Kind::Literal) => Replacement::literal(&spec.replacement),
-            (None, Kind::Pack(rule)) => match block_reason(spec) {
-                None => rule.replacement(),
-                Some(_) => {
-                    let sentinel = sentinel.clone();
-                    let valid = rule.validator;
-                    Replacement::with(move |caps| {
-                        let text = caps.as_str();
-                        // As the pack's own replacement does: a match the
-                        // validator rejects passes unchanged.
-                        if valid.is_some_and(|valid| !valid(text)) {
-                            return text.to_owned();
-                        }
-                        sentinel.marker(i, caps.get_match().start())
-                    })
+    for spec in specs {
+        let rule = match spec.kind {
+            Kind::Regex => Rule::new(
+                Pattern::regex(&spec.pattern),
+                Replacement::template(&spec.replacement),
+            ),
+            Kind::Literal => Rule::new(
+                Pattern::literal(&spec.pattern),
+                Replacement::literal(&spec.replacement),
+            ),
+            Kind::Pack(rule) => {
+                let mut r = rule.rule();
+                // An action this build does not know: stopping is the safe
+                // reading.
+                if let Some(reason) = block_reason(spec) {
+                    r = r.block(reason);
                 }
-            },
+                r
+            }
         };
-        builder.rule(pattern, replacement);
+        builder.add(if args.check {
+            rule.action(Action::Replace)
+        } else {
+            rule
+        });
     }
     let mut config = Config::new();
     if let Some(max) = args.max_held {
@@ -333,21 +238,18 @@ fn build(
 struct Sink<'a, W> {
     output: W,
     specs: &'a [Spec],
-    triggers: Option<&'a Triggers>,
-    sentinel: Option<&'a Sentinel>,
+    // Report triggers instead of the text.
+    check: bool,
     // Whether any trigger was reported.
     found: bool,
 }
 
-// A block rule fired: (rule, start of the match) when the marker names
-// them.
-type Block = Option<(usize, usize)>;
-
 // Streams stdin into `sink`. Returns the block that stopped the stream, if
-// one did.
+// one did: the text before it has been written, nothing from it on.
 fn run<W: Write>(rules: &Rules, sink: &mut Sink<'_, W>) -> io::Result<Option<Block>> {
     let mut input = io::stdin().lock();
     let mut replacer = rules.replacer();
+    replacer.record_triggers(sink.check, false);
     let mut buf = vec![0; 256 << 10];
     let mut out = Vec::with_capacity(buf.len() + 1024);
     loop {
@@ -357,99 +259,63 @@ fn run<W: Write>(rules: &Rules, sink: &mut Sink<'_, W>) -> io::Result<Option<Blo
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        // On a held-limit error `out` still gets the text decided before
-        // the held region, which is safe to send; the held text is gone.
+        // On an error `out` still gets the text decided before the held
+        // region or the blocked match, which is safe to send; the rest is
+        // gone.
         let fed = replacer.feed_bytes_into(&buf[..n], &mut out);
-        if let Some(block) = sink.emit(&mut out)? {
-            return Ok(Some(block));
+        sink.emit(&mut replacer, &mut out)?;
+        if let Err(e) = fed {
+            return match e.block() {
+                Some(block) => Ok(Some(block.clone())),
+                None => Err(e.into()),
+            };
         }
-        fed?;
     }
     let flushed = replacer.flush_bytes_into(&mut out);
-    if let Some(block) = sink.emit(&mut out)? {
-        return Ok(Some(block));
+    sink.emit(&mut replacer, &mut out)?;
+    match flushed {
+        Ok(()) => Ok(None),
+        Err(e) => match e.block() {
+            Some(block) => Ok(Some(block.clone())),
+            None => Err(e.into()),
+        },
     }
-    flushed?;
-    Ok(None)
 }
 
 impl<W: Write> Sink<'_, W> {
-    // Writes `out` (or the triggers) and clears it; at a block marker,
-    // writes only the text before it and returns the block.
-    fn emit(&mut self, out: &mut Vec<u8>) -> io::Result<Option<Block>> {
-        let mut block = None;
-        match self.triggers {
-            None => {
-                let mut text = &out[..];
-                if let Some((at, named)) = self.sentinel.and_then(|s| s.find(out)) {
-                    text = &out[..at];
-                    block = Some(named);
-                }
-                self.output.write_all(text)?;
+    // Writes `out` (or the triggers) and clears it.
+    fn emit(&mut self, replacer: &mut Replacer, out: &mut Vec<u8>) -> io::Result<()> {
+        if self.check {
+            let triggers = replacer.take_triggers();
+            self.found |= !triggers.is_empty();
+            for t in triggers {
+                let (rule, span) = (t.rule(), t.span());
+                let spec = &self.specs[rule];
+                let pattern = serde_json::to_string(&spec.pattern).map_err(io::Error::other)?;
+                let id = match spec.kind {
+                    Kind::Pack(rule) => rule.id,
+                    Kind::Regex | Kind::Literal => "",
+                };
+                writeln!(
+                    self.output,
+                    "{rule}\t{}\t{}\t{pattern}\t{id}",
+                    span.start, span.end
+                )?;
             }
-            Some(triggers) => {
-                let mut triggers = triggers.lock().unwrap_or_else(|e| e.into_inner());
-                self.found |= !triggers.is_empty();
-                for (rule, start, end) in triggers.drain(..) {
-                    let spec = &self.specs[rule];
-                    let pattern = serde_json::to_string(&spec.pattern).map_err(io::Error::other)?;
-                    let id = match spec.kind {
-                        Kind::Pack(rule) => rule.id,
-                        Kind::Regex | Kind::Literal => "",
-                    };
-                    writeln!(self.output, "{rule}\t{start}\t{end}\t{pattern}\t{id}")?;
-                }
-            }
+        } else {
+            self.output.write_all(out)?;
         }
         out.clear();
-        self.output.flush()?;
-        Ok(block)
+        self.output.flush()
     }
 }
 
 // Names the rule and where its match started, never the matched text.
-fn report_block(specs: &[Spec], block: Block) {
-    let named = block.and_then(|(rule, start)| {
-        let spec = specs.get(rule)?;
-        let reason = block_reason(spec)?;
-        let Kind::Pack(pack_rule) = spec.kind else {
-            return None;
-        };
-        Some((pack_rule.id, reason, start))
-    });
-    match named {
-        Some((id, reason, start)) => eprintln!(
-            "srep: blocked by rule {id} ({reason}) at byte {start} of the input; \
-             nothing from there on is written"
-        ),
-        None => eprintln!(
-            "srep: blocked: the input holds this run's block marker; \
-             nothing from there on is written"
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sentinel_finds_its_first_marker_and_no_other_runs() {
-        let s = Sentinel::new();
-        let other = Sentinel::new();
-        assert_ne!(s.prefix, other.prefix);
-        let mut out = b"safe \x01 text ".to_vec();
-        let at = out.len();
-        out.extend(other.marker(1, 2).as_bytes());
-        assert_eq!(s.find(&out), None);
-        let at2 = out.len();
-        out.extend(s.marker(11, 4242).as_bytes());
-        out.extend(b"after");
-        out.extend(s.marker(3, 9).as_bytes());
-        assert_eq!(s.find(&out), Some((at2, Some((11, 4242)))));
-        assert_eq!(other.find(&out), Some((at, Some((1, 2)))));
-        // A prefix without a well-formed rest still stops the stream.
-        let forged = format!("x{}oops", s.prefix);
-        assert_eq!(s.find(forged.as_bytes()), Some((1, None)));
-    }
+fn report_block(block: &Block) {
+    eprintln!(
+        "srep: blocked by rule {} ({}) at byte {} of the input; nothing from there on is written",
+        block.id(),
+        block.reason(),
+        block.span().start
+    );
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use stream_replace::StreamError;
+use stream_replace::{Block, StreamError};
 
 /// Why an [`SseReplacer`](crate::SseReplacer) stream stopped.
 ///
@@ -56,6 +56,11 @@ pub enum ErrorKind {
     /// [`Config::max_held`](stream_replace::Config::max_held) allows, with
     /// the fail-closed policy.
     HeldLimit(StreamError),
+    /// A block rule matched in a field: the stream ends with an error event
+    /// naming the rule and its reason (never the value); the field's text
+    /// from the last forwarded event on is dropped, the safe text before
+    /// the match included (failing closed).
+    Blocked(Block),
     /// An event's data was neither JSON nor `[DONE]`: its fields cannot be
     /// checked, so it is not forwarded.
     InvalidJson {
@@ -123,6 +128,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             ErrorKind::HeldLimit(e) => write!(f, "a field {e}"),
+            ErrorKind::Blocked(b) => write!(f, "a field was {b}; the stream was stopped"),
             ErrorKind::InvalidJson { message } => {
                 write!(
                     f,
@@ -141,6 +147,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             ErrorKind::HeldLimit(e) => Some(e),
+            ErrorKind::Blocked(b) => Some(b),
             _ => None,
         }
     }

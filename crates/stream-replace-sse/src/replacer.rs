@@ -588,6 +588,7 @@ impl SseReplacer {
     fn error_event(&self, e: &Error) -> Event {
         let code = match e.kind() {
             ErrorKind::HeldLimit(_) => "held_limit",
+            ErrorKind::Blocked(_) => "blocked",
             ErrorKind::EventTooLarge { .. } => "event_too_large",
             _ => "invalid_json",
         };
@@ -900,8 +901,14 @@ impl SseReplacer {
     }
 }
 
+// A field stream's failure: a block, or its held limit. Either way the
+// stream fails closed (what the field held, the safe text before a block
+// included, is dropped with it).
 fn held_limit(e: StreamError) -> Error {
-    Error::new(ErrorKind::HeldLimit(e))
+    match e.block() {
+        Some(block) => Error::new(ErrorKind::Blocked(block.clone())),
+        None => Error::new(ErrorKind::HeldLimit(e)),
+    }
 }
 
 fn feed(replacer: &mut Replacer, text: &str) -> Result<String, Error> {

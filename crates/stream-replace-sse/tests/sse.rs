@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use chunk_invariance::{assert_chunk_invariant_with, per_chunk, Splits};
 use serde_json::{json, Value};
-use stream_replace::{Config, Rules};
+use stream_replace::{Config, Rule, Rules};
 use stream_replace_sse::{ErrorKind, Event, Format, Options, Parser, SseReplacer};
 
 fn rules() -> Rules {
@@ -681,6 +681,46 @@ fn held_limit_fails_closed() {
     assert!(s.feed(b"data: [DONE]\n\n", &mut more).is_err());
     assert!(s.finish(&mut more).is_err());
     assert!(more.is_empty());
+}
+
+#[test]
+fn a_block_fails_closed_with_the_rule_named() {
+    let rules = Rules::builder()
+        .add(
+            Rule::regex(r"\d{3}-\d{2}-\d{4}", "[SSN]")
+                .id("us_ssn")
+                .block("SSN"),
+        )
+        .build()
+        .unwrap();
+    let mut upstream = String::new();
+    upstream += &chunk(
+        0,
+        json!({"role": "assistant", "content": "ok. SSN 123-4"}),
+        Value::Null,
+    );
+    upstream += &chunk(0, json!({"content": "5-6789 and the rest"}), json!("stop"));
+    upstream += "data: [DONE]\n\n";
+    for cut in 0..=upstream.len() {
+        let (out, err) = run(
+            &rules,
+            Format::OpenAiChat,
+            Options::new(),
+            &[&upstream.as_bytes()[..cut], &upstream.as_bytes()[cut..]],
+        );
+        let err = err.expect("the stream must fail");
+        let ErrorKind::Blocked(block) = err.kind() else {
+            panic!("{err:?}");
+        };
+        assert_eq!((block.id(), block.reason()), ("us_ssn", "SSN"));
+        let text = String::from_utf8(out).unwrap();
+        for leaked in ["123", "45", "6789", "rest", "[DONE]"] {
+            assert!(!text.contains(leaked), "{leaked:?} in {text}");
+        }
+        let evs = events(text.as_bytes());
+        let last = json_of(evs.last().unwrap()).unwrap();
+        assert_eq!(last["error"]["code"], "blocked");
+    }
 }
 
 #[test]

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::guard::Block;
+
 use regex_automata::nfa::thompson;
 use regex_automata::{hybrid, meta};
 
@@ -274,9 +276,18 @@ impl std::error::Error for Error {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StreamError {
+    // Boxed: a stream's calls return `Result<(), StreamError>` on the hot
+    // path, where an 8-byte result is cheaper to pass than the error.
+    inner: Box<StreamErrorInner>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct StreamErrorInner {
     kind: StreamErrorKind,
     held: usize,
     limit: usize,
+    block: Option<Block>,
+    released: Vec<u8>,
 }
 
 /// What stopped a stream: the kind of a [`StreamError`].
@@ -306,23 +317,91 @@ pub enum StreamErrorKind {
     /// until it is reset, and nothing it held when the panic struck is
     /// released.
     Poisoned,
+    /// A block rule matched ([`StreamError::block`] says which, why and
+    /// where). Everything before the match was released; the match and
+    /// everything after it never are, and every later call reports the same
+    /// block until the stream ends (a [`flush`](crate::Replacer::flush),
+    /// which reports it once more, or a [`reset`](crate::Replacer::reset)).
+    Blocked,
 }
 
 impl StreamError {
     pub(crate) fn new(held: usize, limit: usize) -> StreamError {
+        StreamError::of(StreamErrorKind::HeldLimit, held, limit, None)
+    }
+
+    pub(crate) fn blocked(block: Block, held: usize, limit: usize) -> StreamError {
+        StreamError::of(StreamErrorKind::Blocked, held, limit, Some(block))
+    }
+
+    /// The same error, carrying `released`, the output of the failing call
+    /// before the failure.
+    #[cold]
+    fn of(kind: StreamErrorKind, held: usize, limit: usize, block: Option<Block>) -> StreamError {
         StreamError {
-            kind: StreamErrorKind::HeldLimit,
-            held,
-            limit,
+            inner: Box::new(StreamErrorInner {
+                kind,
+                held,
+                limit,
+                block,
+                released: Vec::new(),
+            }),
         }
     }
 
+    pub(crate) fn with_released(mut self, released: Vec<u8>) -> StreamError {
+        self.inner.released = released;
+        self
+    }
+
+    /// The block, when a block rule stopped the stream.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::literal("x", "").id("ex").block("no x")).build()?;
+    /// let err = rules.replacer().feed("a x b").unwrap_err();
+    /// assert_eq!(err.block().unwrap().id(), "ex");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn block(&self) -> Option<&crate::Block> {
+        self.inner.block.as_ref()
+    }
+
+    /// The text that the failing call released before it failed, when the
+    /// call returns its output ([`feed`](crate::Replacer::feed),
+    /// [`feed_bytes`](crate::Replacer::feed_bytes),
+    /// [`flush`](crate::Replacer::flush),
+    /// [`flush_bytes`](crate::Replacer::flush_bytes)): on a block, the safe
+    /// text before the blocked match. The `_into` methods append that text
+    /// to their `out` before they return the error, and leave this empty;
+    /// so do the later calls that report the same failure. A `&str` stream's
+    /// text is UTF-8.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::literal("x", "").block("no x")).build()?;
+    /// let mut r = rules.replacer();
+    /// assert_eq!(r.feed("a x b").unwrap_err().released(), b"a ");
+    /// assert_eq!(r.feed("c").unwrap_err().released(), b"");
+    ///
+    /// let mut out = String::new();
+    /// r.reset();
+    /// assert!(r.feed_into("a x b", &mut out).is_err());
+    /// assert_eq!(out, "a ");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn released(&self) -> &[u8] {
+        &self.inner.released
+    }
+
     pub(crate) fn poisoned(held: usize, limit: usize) -> StreamError {
-        StreamError {
-            kind: StreamErrorKind::Poisoned,
-            held,
-            limit,
-        }
+        StreamError::of(StreamErrorKind::Poisoned, held, limit, None)
     }
 
     /// What stopped the stream.
@@ -341,7 +420,7 @@ impl StreamError {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn kind(&self) -> StreamErrorKind {
-        self.kind
+        self.inner.kind
     }
 
     /// How many bytes were held (and discarded) when the stream stopped.
@@ -360,7 +439,7 @@ impl StreamError {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn held(&self) -> usize {
-        self.held
+        self.inner.held
     }
 
     /// The configured limit on held bytes.
@@ -379,33 +458,46 @@ impl StreamError {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn limit(&self) -> usize {
-        self.limit
+        self.inner.limit
     }
 }
 
 impl fmt::Display for StreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
+        match self.inner.kind {
             StreamErrorKind::HeldLimit => write!(
                 f,
                 "stream stopped: {} bytes held, more than the limit of {} (Config::max_held); \
                  the held text was discarded",
-                self.held, self.limit
+                self.inner.held, self.inner.limit
             ),
+            StreamErrorKind::Blocked => match &self.inner.block {
+                Some(b) => write!(f, "stream {b}; nothing from the match on was released"),
+                None => f.write_str("stream blocked"),
+            },
             StreamErrorKind::Poisoned => write!(
                 f,
                 "stream poisoned: a panic unwound out of an earlier call; the {} bytes it held \
                  were discarded; reset the replacer to start a new stream",
-                self.held
+                self.inner.held
             ),
         }
     }
 }
 
-impl std::error::Error for StreamError {}
+impl std::error::Error for StreamError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner.block.as_ref().map(|b| b as _)
+    }
+}
 
+/// An `io::Error` of kind `InvalidData` whose inner error is the
+/// [`Block`] for a block, and the `StreamError` otherwise.
 impl From<StreamError> for std::io::Error {
     fn from(e: StreamError) -> std::io::Error {
-        std::io::Error::new(std::io::ErrorKind::InvalidData, e)
+        match e.inner.block.clone() {
+            Some(block) => std::io::Error::new(std::io::ErrorKind::InvalidData, block),
+            None => std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        }
     }
 }

@@ -62,6 +62,14 @@
 //!   [`ReplaceWriter`] and [`ReplaceReader`] for `std::io`, and
 //!   `wrap_stream` and `wrap_stream_bytes` over a `futures_core::Stream`
 //!   (feature `stream`).
+//! * The guard layer ([`guard`]): a [`Rule`] names itself, may
+//!   [block](Action::Block) the stream (a [`StreamError`] carrying the
+//!   [`Block`], with the safe text before it released) and may carry a
+//!   validator that rejects a match (the text is then scanned again, exactly
+//!   as the whole-input reference defines); allowlists per rule set and per
+//!   stream; [`Trigger`]s and [`Counters`] for audit and metrics;
+//!   [`Events`], a stream seen as numbered pieces for UIs; and
+//!   [`Rules::evaluate`], the copy of record of a whole text.
 //! * [`validate`]: Luhn, US SSN and IBAN checks on matched text; `pack`
 //!   (feature `pii`): ready rules for PII and secrets that use them.
 //!
@@ -82,6 +90,7 @@ mod adapter;
 mod config;
 mod engine;
 mod error;
+pub mod guard;
 #[cfg(feature = "pii")]
 pub mod pack;
 mod replacement;
@@ -95,6 +104,9 @@ pub use crate::adapter::iter::{wrap, wrap_bytes, Wrap, WrapBytes};
 pub use crate::adapter::stream::{wrap_stream, wrap_stream_bytes, WrapStream, WrapStreamBytes};
 pub use crate::config::{Config, HeldLimit};
 pub use crate::error::{Error, ErrorKind, StreamError, StreamErrorKind};
+pub use crate::guard::{
+    Action, Block, Counters, EvaluateConfig, Evaluation, Event, Events, Rule, Trigger,
+};
 pub use crate::replacement::{Captures, Match, Replacement};
 pub use crate::replacer::Replacer;
 pub use crate::rules::{Pattern, Rules, RulesBuilder};

@@ -69,18 +69,20 @@
 //! A rule added with [`Pack::with`] or after [`Pack::add_to`] loses every
 //! tie to the pack's rules; add it before the pack to win them.
 //!
-//! # Blocks and validators today
+//! # Blocks and validators
 //!
-//! A rule's [`action`](PackRule::action) says what a guardrail should do
-//! with its match: mask it, or stop the stream. Until streams can stop on a
-//! rule, [`Pack::add_to`] adds every rule as a replacement by its mask, so
-//! a block rule masks too.
+//! A rule's [`action`](PackRule::action) says what a guardrail does with
+//! its match: mask it, or stop the stream ([`Action::Block`](crate::Action::Block)).
+//! [`Pack::add_to`] adds each rule as a [`Rule`] with its id, its action
+//! and its validator; [`Pack::without_blocks`] turns the blocks into masks,
+//! for a stream that must go on.
 //!
-//! A validator is applied in the replacement: when it rejects the matched
-//! text, the text passes through unchanged (a 16-digit number that fails
-//! Luhn stays as it is). The match is still a match, though: it is not
-//! re-scanned, so another rule cannot match inside or across it, and a
-//! shorter candidate of the same rule at the same start is not tried.
+//! A validator rejects a match that is not what the rule is after (a
+//! 16-digit number that fails Luhn): the match is then not a match, and the
+//! text is scanned again as if the rule had not matched there (see the
+//! [exact semantics](crate::guard#what-a-match-means-exactly)), so a
+//! rejected number passes unchanged unless another rule matches it or part
+//! of it.
 //!
 //! # Speed
 //!
@@ -92,6 +94,7 @@
 
 use std::fmt;
 
+use crate::guard::Rule;
 use crate::rules::{Pattern, RulesBuilder};
 use crate::validate;
 use crate::Replacement;
@@ -117,9 +120,8 @@ use crate::Replacement;
 pub enum PackAction {
     /// Replace the match by the rule's [`mask`](PackRule::mask).
     Mask,
-    /// Stop the stream before the match, with this reason. Added to a
-    /// [`RulesBuilder`] today, the rule masks instead (see the
-    /// [module docs](self#blocks-and-validators-today)).
+    /// Stop the stream before the match, with this reason (see
+    /// [`Action::Block`](crate::Action::Block)).
     Block(&'static str),
 }
 
@@ -156,7 +158,7 @@ pub struct PackRule {
     pub mask: &'static str,
     /// Mask or block.
     pub action: PackAction,
-    /// A check on the matched text; a match it rejects is left unchanged.
+    /// A check on the matched text; a match it rejects is not a match.
     pub validator: Option<fn(&str) -> bool>,
     /// What the rule catches, in a sentence or two.
     pub what: &'static str,
@@ -179,8 +181,7 @@ impl PackRule {
         Pattern::regex(self.pattern)
     }
 
-    /// The replacement that puts the mask in place of a match, or leaves a
-    /// match the validator rejects unchanged.
+    /// The replacement that puts the mask in place of a match.
     ///
     /// # Example
     ///
@@ -188,19 +189,38 @@ impl PackRule {
     /// use stream_replace::{pack, Rules};
     ///
     /// let ssn = pack::pii().get("us_ssn").unwrap().clone();
+    /// // The pattern and the mask alone: no validator, no block.
     /// let rules = Rules::builder().rule(ssn.pattern(), ssn.replacement()).build()?;
-    /// assert_eq!(rules.replace_all("123-45-6789, 666-45-6789"), "[US_SSN], 666-45-6789");
+    /// assert_eq!(rules.replace_all("123-45-6789, 666-45-6789"), "[US_SSN], [US_SSN]");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn replacement(&self) -> Replacement {
-        let mask = self.mask;
-        match self.validator {
-            None => Replacement::literal(mask),
-            Some(valid) => Replacement::with(move |caps| {
-                let text = caps.as_str();
-                if valid(text) { mask } else { text }.to_owned()
-            }),
+        Replacement::literal(self.mask)
+    }
+
+    /// The rule as a [`Rule`]: its pattern, mask, id, action and validator.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{pack, Rules};
+    ///
+    /// let ssn = pack::pii().get("us_ssn").unwrap().rule();
+    /// let rules = Rules::builder().add(ssn).build()?;
+    /// let eval = rules.evaluate("666-45-6789 is not valid; 123-45-6789 is");
+    /// assert_eq!(eval.text(), "666-45-6789 is not valid; ");
+    /// assert_eq!(eval.block().unwrap().id(), "us_ssn");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn rule(&self) -> Rule {
+        let mut rule = Rule::new(self.pattern(), self.replacement()).id(self.id);
+        if let PackAction::Block(reason) = self.action {
+            rule = rule.block(reason);
         }
+        if let Some(valid) = self.validator {
+            rule = rule.validator(valid);
+        }
+        rule
     }
 
     /// Adds this rule to `builder`, after the rules already there.
@@ -218,7 +238,7 @@ impl PackRule {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn add_to<'b>(&self, builder: &'b mut RulesBuilder) -> &'b mut RulesBuilder {
-        builder.rule(self.pattern(), self.replacement())
+        builder.add(self.rule())
     }
 }
 
@@ -316,9 +336,29 @@ impl Pack {
         self
     }
 
+    /// The pack with every block turned into a mask: a stream that meets a
+    /// blocking value masks it and goes on.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{pack, Rules};
+    ///
+    /// let mut builder = Rules::builder();
+    /// pack::pii().without_blocks().add_to(&mut builder);
+    /// let rules = builder.build()?;
+    /// assert_eq!(rules.replace_all("SSN 123-45-6789, ok"), "SSN [US_SSN], ok");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn without_blocks(mut self) -> Pack {
+        for r in &mut self.rules {
+            r.action = PackAction::Mask;
+        }
+        self
+    }
+
     /// Adds every rule, in order, to `builder`, after the rules already
-    /// there. Each becomes a replacement by its mask
-    /// ([`PackRule::replacement`]).
+    /// there, each with its id, action and validator ([`PackRule::rule`]).
     ///
     /// # Example
     ///
@@ -362,10 +402,9 @@ impl<'a> IntoIterator for &'a Pack {
 /// let mut builder = Rules::builder();
 /// pack::pii().add_to(&mut builder);
 /// let rules = builder.build()?;
-/// assert_eq!(
-///     rules.replace_all("SSN 123-45-6789, IBAN GB82 WEST 1234 5698 7654 32, host 10.0.0.1"),
-///     "SSN [US_SSN], IBAN [IBAN], host [IPV4]",
-/// );
+/// let eval = rules.evaluate("IBAN GB82 WEST 1234 5698 7654 32, host 10.0.0.1, SSN 123-45-6789!");
+/// assert_eq!(eval.text(), "IBAN [IBAN], host [IPV4], SSN ");
+/// assert_eq!(eval.block().unwrap().id(), "us_ssn");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn pii() -> Pack {

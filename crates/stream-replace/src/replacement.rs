@@ -2,6 +2,7 @@
 //! capture references, or a closure.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -184,6 +185,125 @@ impl Replacement {
         }
     }
 
+    /// A per-entity counter placeholder: `[ENTITY_1]` for the first value
+    /// a stream meets, `[ENTITY_2]` for the next different one, and the same
+    /// placeholder again whenever a value comes back (so `[EMAIL_1]` stands
+    /// for one address throughout). Rules sharing an `entity` share its
+    /// numbering.
+    ///
+    /// The numbering belongs to the stream: it starts afresh with each
+    /// [`Replacer`](crate::Replacer) and at [`reset`](crate::Replacer::reset),
+    /// and goes on across [`flush`](crate::Replacer::flush) (the replies of
+    /// one conversation). Nothing restores the values: the map from
+    /// placeholders back to them is not kept anywhere you can read.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::regex(r"\w+@\w+\.\w+"), Replacement::counter("EMAIL"))
+    ///     .build()?;
+    /// let mut r = rules.replacer();
+    /// let out = r.feed("ann@x.org, bob@y.org, ann@")? + &r.feed("x.org")? + &r.flush()?;
+    /// assert_eq!(out, "[EMAIL_1], [EMAIL_2], [EMAIL_1]");
+    /// r.reset();
+    /// assert_eq!(r.feed("bob@y.org!")?, "[EMAIL_1]!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn counter(entity: impl Into<String>) -> Replacement {
+        let entity: Arc<str> = entity.into().into();
+        Replacement::with_state(move |caps, seen: &mut Placeholders| {
+            let values = match seen.0.iter_mut().find(|(e, _)| *e == entity) {
+                Some((_, v)) => v,
+                None => {
+                    seen.0.push((entity.clone(), HashMap::new()));
+                    &mut seen.0.last_mut().expect("just pushed").1
+                }
+            };
+            let next = values.len() + 1;
+            let n = *values
+                .entry(caps.get_match().as_bytes().into())
+                .or_insert(next);
+            format!("[{entity}_{n}]")
+        })
+    }
+
+    /// A mask that keeps the last `n` characters of the match and puts
+    /// `mask` in place of each character before them (a card number shown
+    /// as `************1111`). Separators are masked too; a match of `n`
+    /// characters or fewer is masked whole.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::regex(r"\d{4}(?:-\d{4}){3}"), Replacement::keep_last(4, '*'))
+    ///     .rule(Pattern::regex(r"#\d+"), Replacement::keep_last(4, '*'))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("4111-1111-1111-1111"), format!("{}1111", "*".repeat(15)));
+    /// assert_eq!(rules.replace_all("#123"), "****"); // no longer than 4: all masked
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn keep_last(n: usize, mask: char) -> Replacement {
+        Replacement::with(move |caps| {
+            let text = caps.as_str();
+            let count = text.chars().count();
+            if count <= n {
+                return mask.to_string().repeat(count);
+            }
+            let cut = text
+                .char_indices()
+                .nth(count - n)
+                .map_or(text.len(), |(i, _)| i);
+            let mut out = mask.to_string().repeat(count - n);
+            out.push_str(&text[cut..]);
+            out
+        })
+    }
+
+    /// A keyed hash placeholder, `[ENTITY:0123456789abcdef]`: the same value
+    /// and key always give the same placeholder (across streams and rule
+    /// sets, within one build of the program), so logs can be joined on it
+    /// without the value.
+    ///
+    /// **Not cryptographic.** It is std's `DefaultHasher` (SipHash today)
+    /// over the key and then the value: a non-cryptographic keyed hash. Its
+    /// algorithm may change with the Rust release, changing every
+    /// placeholder; and a short value (a phone number, an SSN) can be found
+    /// again by hashing every candidate value with the key, so whoever
+    /// holds the key holds the values. Use it to correlate, not to protect.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::regex(r"\w+@\w+\.\w+"), Replacement::keyed_hash("EMAIL", b"tenant-7 key"))
+    ///     .build()?;
+    /// let out = rules.replace_all("ann@x.org ann@x.org bob@y.org");
+    /// let tags: Vec<&str> = out.split(' ').collect();
+    /// assert_eq!(tags[0], tags[1]);
+    /// assert_ne!(tags[0], tags[2]);
+    /// assert!(tags[0].starts_with("[EMAIL:") && tags[0].len() == "[EMAIL:]".len() + 16);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn keyed_hash(entity: impl Into<String>, key: &[u8]) -> Replacement {
+        use std::hash::{Hash, Hasher};
+        let entity: Arc<str> = entity.into().into();
+        let key: Arc<[u8]> = key.into();
+        Replacement::with(move |caps| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            key.hash(&mut h);
+            caps.get_match().as_bytes().hash(&mut h);
+            format!("[{entity}:{:016x}]", h.finish())
+        })
+    }
+
     pub(crate) fn compile(
         &self,
         rule: usize,
@@ -314,6 +434,14 @@ impl fmt::Debug for Compiled {
         }
     }
 }
+
+/// The numbering of [`Replacement::counter`]: per entity, each value's
+/// number. Reset with the stream.
+#[derive(Default)]
+pub(crate) struct Placeholders(Vec<(Arc<str>, Numbers)>);
+
+/// Each value's number, for one entity.
+type Numbers = HashMap<Box<[u8]>, usize>;
 
 /// One stream's values for [`Replacement::with_state`] closures: at most
 /// one value of each type, made when a closure first asks for it. Empty,

@@ -1,11 +1,13 @@
 //! One stream's state.
 
 use std::fmt;
+use std::ops::Range;
 
 use crate::config::HeldLimit;
-use crate::engine::{extend_small, Sink, StreamState};
+use crate::engine::{extend_small, Sink, StreamState, Verdict};
 use crate::error::StreamError;
-use crate::replacement::State;
+use crate::guard::{self, Counters, EvaluateConfig, Evaluation, StreamGuard, Trigger};
+use crate::replacement::{Placeholders, State};
 use crate::rules::Rules;
 
 // The constructors of streams live here rather than in `rules`, so that
@@ -74,6 +76,9 @@ impl Rules {
     /// on held bytes: its memory is the input's size plus the output, and
     /// its time is linear in the input, whatever the number of rules.
     ///
+    /// With a block rule, the output ends before the blocked match, as a
+    /// stream's does; [`Rules::evaluate`] says whether that happened.
+    ///
     /// # Example
     ///
     /// ```
@@ -113,7 +118,70 @@ impl Rules {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn replace_all_bytes(&self, haystack: &[u8]) -> Vec<u8> {
-        Replacer::replace_whole(self, haystack)
+        Replacer::replace_whole(self, haystack).0
+    }
+
+    /// Evaluates a whole text: the copy of record of what a stream over it
+    /// does, for every split of the text. See [`Rules::evaluate_with`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .add(Rule::regex(r"\w+@\w+\.\w+", "[EMAIL]").id("email"))
+    ///     .build()?;
+    /// let eval = rules.evaluate("mail ann@x.org");
+    /// assert!(!eval.is_blocked());
+    /// assert_eq!(eval.text(), "mail [EMAIL]");
+    /// assert_eq!(eval.triggers()[0].span(), 5..14);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn evaluate(&self, text: &str) -> Evaluation {
+        self.evaluate_with(text, &EvaluateConfig::new())
+    }
+
+    /// Evaluates a whole text with options: the verdict (a block, or none),
+    /// the remedied text (up to the block, or nothing on a block if so
+    /// configured), and every trigger, with the matched text only when
+    /// asked for. A stream fed the same text in any split releases the same
+    /// text (see [`StreamError::released`] for the part before a block)
+    /// and records the same triggers.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{EvaluateConfig, Rule, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .add(Rule::literal("sk-live", "").id("key").block("API key"))
+    ///     .build()?;
+    /// let config = EvaluateConfig::new().values(true).text_on_block(false);
+    /// let eval = rules.evaluate_with("use sk-live now", &config);
+    /// assert_eq!(eval.text(), "");
+    /// assert_eq!(eval.block().unwrap().span(), 4..11);
+    /// assert_eq!(eval.triggers()[0].value(), Some("sk-live"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn evaluate_with(&self, text: &str, config: &EvaluateConfig) -> Evaluation {
+        let mut r = Replacer::new(self.clone());
+        r.max_held = usize::MAX;
+        r.guard.triggers = Some(Vec::new());
+        r.guard.values = config.get_values();
+        let (out, block) = r.run_whole(text.as_bytes());
+        let text = if block.is_some() && !config.get_text_on_block() {
+            String::new()
+        } else {
+            // As in `replace_all`: whole characters only.
+            String::from_utf8(out)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        };
+        Evaluation {
+            text,
+            triggers: r.guard.triggers.take().unwrap_or_default(),
+            block,
+        }
     }
 }
 
@@ -176,6 +244,12 @@ pub struct Replacer {
     state: State,
     /// `Config::max_held`, or no limit for `Rules::replace_all`.
     max_held: usize,
+    /// Allowlist, triggers, counters, and the block that stopped the stream.
+    guard: StreamGuard,
+    /// With release at word boundaries: the cap on a delimiter-free run.
+    word_cap: Option<usize>,
+    /// Output decided but not shown yet: what follows the last delimiter.
+    words: Vec<u8>,
 }
 
 impl Replacer {
@@ -188,6 +262,9 @@ impl Replacer {
             text_out: Vec::new(),
             state: State::default(),
             max_held: rules.inner.config.get_max_held(),
+            guard: StreamGuard::new(&rules),
+            word_cap: None,
+            words: Vec::new(),
             rules,
         }
     }
@@ -195,15 +272,23 @@ impl Replacer {
     /// Replaces every match in `haystack`, the whole input: a stream with
     /// no limit on held bytes, fed in segments so that its buffer holds no
     /// more than the longest undecided stretch plus one segment.
-    pub(crate) fn replace_whole(rules: &Rules, haystack: &[u8]) -> Vec<u8> {
+    pub(crate) fn replace_whole(rules: &Rules, haystack: &[u8]) -> (Vec<u8>, Option<guard::Block>) {
         let mut r = Replacer::new(rules.clone());
         r.max_held = usize::MAX;
+        r.run_whole(haystack)
+    }
+
+    /// Feeds the whole of `haystack` to this fresh stream and ends it:
+    /// the output (up to the block, if any) and the block.
+    fn run_whole(&mut self, haystack: &[u8]) -> (Vec<u8>, Option<guard::Block>) {
         let mut out = Vec::with_capacity(haystack.len());
-        // Neither can fail: there is no limit, and the stream is new.
-        let fed = r.feed_raw(haystack, &mut out);
-        let flushed = r.flush_raw(&mut out);
-        debug_assert!(fed.is_ok() && flushed.is_ok());
-        out
+        // Only a block can fail them: there is no limit, and the stream is
+        // new.
+        let result = self
+            .feed_raw(haystack, &mut out)
+            .and_then(|()| self.flush_raw(&mut out));
+        let block = result.err().and_then(|e| e.block().cloned());
+        (out, block)
     }
 
     /// The rules this stream applies.
@@ -281,8 +366,10 @@ impl Replacer {
     #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn feed(&mut self, chunk: &str) -> Result<String, StreamError> {
         let mut out = String::new();
-        self.feed_into(chunk, &mut out)?;
-        Ok(out)
+        match self.feed_into(chunk, &mut out) {
+            Ok(()) => Ok(out),
+            Err(e) => Err(e.with_released(out.into_bytes())),
+        }
     }
 
     /// Feeds a chunk and appends the text now safe to emit to `out`, with no
@@ -309,11 +396,27 @@ impl Replacer {
     /// ```
     pub fn feed_into(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
         self.enter()?;
+        if self.word_cap.is_some() {
+            return self.feed_words(chunk, out);
+        }
         let result = self.feed_str_chunk(chunk, out);
         self.busy = false;
         result
     }
 
+    /// `feed_into` with release at word boundaries.
+    #[cold]
+    fn feed_words(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        let start = out.len();
+        let result = self.feed_str_chunk(chunk, out);
+        self.busy = false;
+        let mut bytes = out.split_off(start).into_bytes();
+        self.hold_words(&mut bytes, 0, result.is_err());
+        push_text(out, &bytes);
+        result
+    }
+
+    #[inline(always)]
     fn feed_str_chunk(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
         let mut rest = chunk;
         let mut segment = SEGMENT;
@@ -329,6 +432,9 @@ impl Replacer {
                 let Some((idle, busy)) = rest.split_at_checked(q) else {
                     // Unreachable (see above); stay exact if it ever were not.
                     self.feed_cut(rest.as_bytes(), q, out)?;
+                    if self.stream.is_stopped() {
+                        return Err(self.fail_blocked());
+                    }
                     break;
                 };
                 if !idle.is_empty() {
@@ -355,11 +461,17 @@ impl Replacer {
             segment = (segment * 2).min(MAX_SEGMENT);
             let (now, later) = rest.split_at(n);
             self.feed_str(now, out);
+            if self.stream.is_stopped() {
+                return Err(self.fail_blocked());
+            }
             rest = later;
             // Checked after every segment, so a huge chunk cannot make the
             // stream hold more than the limit plus one segment.
             if self.stream.held() > self.max_held {
                 self.with_string(out, |r, bytes| r.check_held(bytes, true))?;
+                if self.stream.is_stopped() {
+                    return Err(self.fail_blocked());
+                }
             }
         }
         Ok(())
@@ -387,8 +499,10 @@ impl Replacer {
     #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn feed_bytes(&mut self, chunk: &[u8]) -> Result<Vec<u8>, StreamError> {
         let mut out = Vec::new();
-        self.feed_raw(chunk, &mut out)?;
-        Ok(out)
+        match self.feed_raw(chunk, &mut out) {
+            Ok(()) => Ok(out),
+            Err(e) => Err(e.with_released(out)),
+        }
     }
 
     /// Feeds bytes and appends the bytes now safe to emit to `out`.
@@ -437,8 +551,10 @@ impl Replacer {
     #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn flush(&mut self) -> Result<String, StreamError> {
         let mut out = String::new();
-        self.flush_into(&mut out)?;
-        Ok(out)
+        match self.flush_into(&mut out) {
+            Ok(()) => Ok(out),
+            Err(e) => Err(e.with_released(out.into_bytes())),
+        }
     }
 
     /// Ends the input and appends the rest of the output to `out`.
@@ -464,6 +580,75 @@ impl Replacer {
         self.with_string(out, |r, bytes| r.flush_raw(bytes))
     }
 
+    /// Releases text at word boundaries only (or not, with `None`): each
+    /// call shows the output up to its last delimiter (whitespace or one of
+    /// `.,;!?()[]{}`), and keeps the rest until a later call shows a
+    /// delimiter after it, the stream ends or fails, or the run without a
+    /// delimiter grows past `cap` bytes (then it is shown whole). A UI then
+    /// never shows half a word or half a placeholder. The joined output
+    /// does not change; the text kept this way (at most `cap` bytes plus one
+    /// call's output) is not counted in [`held`](Replacer::held): see
+    /// [`waiting`](Replacer::waiting).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().regex(r"\w+@\w+\.\w+", "[EMAIL]").build()?;
+    /// let mut r = rules.replacer();
+    /// r.release_at_words(Some(64));
+    /// assert_eq!(r.feed("Hello wor")?, "Hello ");
+    /// assert_eq!(r.feed("ld, mail ann@x.org")?, "world, mail ");
+    /// assert_eq!(r.feed(" now")?, "[EMAIL] ");
+    /// assert_eq!(r.flush()?, "now");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn release_at_words(&mut self, cap: Option<usize>) {
+        self.word_cap = cap;
+    }
+
+    /// Bytes of output decided but kept back by
+    /// [`release_at_words`](Replacer::release_at_words).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("x", "y").build()?;
+    /// let mut r = rules.replacer();
+    /// r.release_at_words(Some(64));
+    /// assert_eq!(r.feed("one tw")?, "one ");
+    /// assert_eq!((r.held(), r.waiting()), (0, 2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn waiting(&self) -> usize {
+        self.words.len()
+    }
+
+    /// With release at word boundaries, moves `out[start..]`, this call's
+    /// output, behind the text kept back, and puts back in `out` what ends
+    /// at the last delimiter: everything with `all` (the stream ended or
+    /// failed) or once the run without a delimiter is over the cap.
+    fn hold_words(&mut self, out: &mut Vec<u8>, start: usize, all: bool) {
+        let Some(cap) = self.word_cap else { return };
+        let old = self.words.len();
+        self.words.extend_from_slice(&out[start..]);
+        out.truncate(start);
+        // The text kept back has no delimiter: only the new part can.
+        let cut = if all || self.words.len() > cap {
+            self.words.len()
+        } else {
+            self.words[old..]
+                .iter()
+                .rposition(|&b| is_delimiter(b))
+                .map_or(0, |j| old + j + 1)
+        };
+        out.extend_from_slice(&self.words[..cut]);
+        self.words.drain(..cut);
+    }
+
     /// Ends the input and returns the rest of the output as bytes.
     ///
     /// # Errors
@@ -484,8 +669,10 @@ impl Replacer {
     #[must_use = "the returned text is the stream's output: dropping it loses text"]
     pub fn flush_bytes(&mut self) -> Result<Vec<u8>, StreamError> {
         let mut out = Vec::new();
-        self.flush_raw(&mut out)?;
-        Ok(out)
+        match self.flush_raw(&mut out) {
+            Ok(()) => Ok(out),
+            Err(e) => Err(e.with_released(out)),
+        }
     }
 
     /// Ends the input and appends the rest of the output to `out`.
@@ -531,6 +718,141 @@ impl Replacer {
         self.stream.reset();
         self.failed = None;
         self.busy = false;
+        self.guard.block = None;
+        self.state.remove::<Placeholders>();
+        self.words.clear();
+    }
+
+    /// Allowlists a value for this replacer's streams (besides the rules'
+    /// own, [`RulesBuilder::allow`](crate::RulesBuilder::allow)): a match
+    /// whose text is exactly `value` passes through unchanged, and scanning
+    /// goes on after it. The list outlives [`flush`](Replacer::flush) and
+    /// [`reset`](Replacer::reset); [`clear_allowlist`](Replacer::clear_allowlist)
+    /// empties it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().regex(r"\w+@\w+\.\w+", "[EMAIL]").build()?;
+    /// let mut r = rules.replacer();
+    /// r.allow("me@home.org"); // the user's own address, pasted in their prompt
+    /// let out = r.feed("from me@ho")? + &r.feed("me.org to ann@x.org")? + &r.flush()?;
+    /// assert_eq!(out, "from me@home.org to [EMAIL]");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn allow(&mut self, value: impl Into<String>) {
+        self.guard
+            .allow
+            .insert(value.into().into_bytes().into_boxed_slice());
+    }
+
+    /// Empties this replacer's own allowlist (see [`allow`](Replacer::allow)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a", "b").build()?;
+    /// let mut r = rules.replacer();
+    /// r.allow("a");
+    /// assert_eq!(r.feed("a")?, "a");
+    /// r.clear_allowlist();
+    /// assert_eq!(r.feed("a")?, "b");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn clear_allowlist(&mut self) {
+        self.guard.allow.clear();
+    }
+
+    /// Turns the recording of [`Trigger`]s on or off; with `values`, each
+    /// keeps the matched text. Recorded triggers accumulate until
+    /// [`take_triggers`](Replacer::take_triggers).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::regex(r"\d+", "N").id("num")).build()?;
+    /// let mut r = rules.replacer();
+    /// r.record_triggers(true, false);
+    /// let out = r.feed("a 1")? + &r.feed("2 b")? + &r.flush()?;
+    /// assert_eq!(out, "a N b");
+    /// let triggers = r.take_triggers();
+    /// assert_eq!(triggers, rules.evaluate("a 12 b").triggers());
+    /// assert_eq!((triggers[0].id(), triggers[0].span()), ("num", 2..4));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn record_triggers(&mut self, on: bool, values: bool) {
+        self.guard.values = values;
+        if !on {
+            self.guard.triggers = None;
+        } else if self.guard.triggers.is_none() {
+            self.guard.triggers = Some(Vec::new());
+        }
+    }
+
+    /// Takes the triggers recorded so far (see
+    /// [`record_triggers`](Replacer::record_triggers)); empty when
+    /// recording is off.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a", "b").build()?;
+    /// let mut r = rules.replacer();
+    /// r.record_triggers(true, true);
+    /// let _ = r.feed("a")?;
+    /// assert_eq!(r.take_triggers()[0].value(), Some("a"));
+    /// assert!(r.take_triggers().is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_triggers(&mut self) -> Vec<Trigger> {
+        match &mut self.guard.triggers {
+            Some(t) => std::mem::take(t),
+            None => Vec::new(),
+        }
+    }
+
+    /// The replacer's counters (matches per rule, rejections, allowlisted
+    /// matches, blocks), over its life.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a", "b").build()?;
+    /// let mut r = rules.replacer();
+    /// let _ = r.feed("a a")?;
+    /// assert_eq!(r.counters().matches("0"), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn counters(&self) -> &Counters {
+        &self.guard.counters
+    }
+
+    /// Takes the counters, starting them afresh.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder().literal("a", "b").build()?;
+    /// let mut r = rules.replacer();
+    /// let _ = r.feed("a")?;
+    /// assert_eq!(r.take_counters().matches("0"), 1);
+    /// assert_eq!(r.counters().matches("0"), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn take_counters(&mut self) -> Counters {
+        self.guard.take_counters()
     }
 
     /// This stream's value of type `S` for
@@ -616,7 +938,19 @@ impl Replacer {
     /// Starts a call: refuses it when the stream failed or was poisoned by a
     /// panic in the last call (then what it held is dropped, never
     /// released), and marks the stream busy until the call returns.
+    #[inline(always)]
     fn enter(&mut self) -> Result<(), StreamError> {
+        if !self.busy && self.failed.is_none() {
+            self.busy = true;
+            return Ok(());
+        }
+        self.refuse()
+    }
+
+    /// The rare part of `enter`: a poisoned or failed stream.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&mut self) -> Result<(), StreamError> {
         if self.busy {
             self.busy = false;
             let e = StreamError::poisoned(self.stream.held(), self.max_held);
@@ -632,8 +966,12 @@ impl Replacer {
 
     fn feed_raw(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
         self.enter()?;
+        let start = out.len();
         let result = self.feed_byte_chunk(chunk, out);
         self.busy = false;
+        if self.word_cap.is_some() {
+            self.hold_words(out, start, result.is_err());
+        }
         result
     }
 
@@ -650,9 +988,15 @@ impl Replacer {
             let (now, later) = busy.split_at(segment.min(busy.len()));
             segment = (segment * 2).min(MAX_SEGMENT);
             self.feed_engine(now, false, out);
+            if self.stream.is_stopped() {
+                return Err(self.fail_blocked());
+            }
             rest = later;
             // As in `feed_str_chunk`: the limit holds inside a feed.
             self.check_held(out, false)?;
+            if self.stream.is_stopped() {
+                return Err(self.fail_blocked());
+            }
         }
         Ok(())
     }
@@ -663,6 +1007,7 @@ impl Replacer {
         let mut sink = Out {
             rules: &self.rules,
             state: &mut self.state,
+            guard: &mut self.guard,
             out,
         };
         self.stream
@@ -676,6 +1021,7 @@ impl Replacer {
         let mut sink = StrOut {
             rules: &self.rules,
             state: &mut self.state,
+            guard: &mut self.guard,
             out,
             scratch: &mut self.text_out,
         };
@@ -711,6 +1057,7 @@ impl Replacer {
                     let mut sink = Out {
                         rules: &self.rules,
                         state: &mut self.state,
+                        guard: &mut self.guard,
                         out,
                     };
                     self.stream.suppress_pending(
@@ -726,6 +1073,15 @@ impl Replacer {
     }
 
     fn flush_raw(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
+        let start = out.len();
+        let result = self.flush_engine(out);
+        if self.word_cap.is_some() {
+            self.hold_words(out, start, true);
+        }
+        result
+    }
+
+    fn flush_engine(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
         if let Err(e) = self.enter() {
             // Ends the failed stream: the next call starts a new one.
             self.failed = None;
@@ -735,11 +1091,35 @@ impl Replacer {
         let mut sink = Out {
             rules: &self.rules,
             state: &mut self.state,
+            guard: &mut self.guard,
             out,
         };
         self.stream.finish(&self.rules.inner.program, &mut sink);
         self.busy = false;
+        if self.stream.is_stopped() {
+            let e = self.fail_blocked();
+            // As above: the failed stream is over.
+            self.failed = None;
+            return Err(e);
+        }
         Ok(())
+    }
+
+    /// Fails the stream on the block the sink recorded: drops what it
+    /// holds, unreleased, and refuses every later call with the same error
+    /// until the stream ends.
+    #[cold]
+    fn fail_blocked(&mut self) -> StreamError {
+        let held = self.stream.held();
+        self.stream.reset();
+        let block = self
+            .guard
+            .block
+            .take()
+            .expect("a stopped stream has a block");
+        let e = StreamError::blocked(block, held, self.max_held);
+        self.failed = Some(e.clone());
+        e
     }
 
     /// Runs `f` with a byte buffer and appends its output to `out` as text.
@@ -777,6 +1157,11 @@ pub(crate) fn push_text(out: &mut String, bytes: &[u8]) {
     }
 }
 
+/// Whether `b` ends a word for [`Replacer::release_at_words`].
+fn is_delimiter(b: u8) -> bool {
+    b.is_ascii_whitespace() || b".,;!?()[]{}".contains(&b)
+}
+
 /// Output of at most this many ASCII bytes is appended char by char.
 const SHORT: usize = 16;
 
@@ -793,6 +1178,7 @@ const MAX_SEGMENT: usize = 64 << 10;
 struct Out<'a> {
     rules: &'a Rules,
     state: &'a mut State,
+    guard: &'a mut StreamGuard,
     out: &'a mut Vec<u8>,
 }
 
@@ -801,9 +1187,21 @@ impl Sink for Out<'_> {
         extend_small(self.out, bytes);
     }
 
-    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
-        self.rules
-            .append_replacement(hay, offset, rule, start..end, self.state, self.out);
+    fn matched(
+        &mut self,
+        hay: &[u8],
+        offset: usize,
+        rule: usize,
+        start: usize,
+        end: usize,
+    ) -> Verdict {
+        guard::apply(
+            self.rules, self.guard, self.state, hay, offset, rule, start, end, self.out,
+        )
+    }
+
+    fn dropped(&mut self, rule: usize, span: Range<usize>) -> bool {
+        guard::dropped(self.rules, self.guard, rule, span)
     }
 }
 
@@ -813,6 +1211,7 @@ impl Sink for Out<'_> {
 struct StrOut<'a> {
     rules: &'a Rules,
     state: &'a mut State,
+    guard: &'a mut StreamGuard,
     out: &'a mut String,
     /// Where a replacement is built before it is appended.
     scratch: &'a mut Vec<u8>,
@@ -823,11 +1222,32 @@ impl Sink for StrOut<'_> {
         push_text(self.out, bytes);
     }
 
-    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize) {
+    fn matched(
+        &mut self,
+        hay: &[u8],
+        offset: usize,
+        rule: usize,
+        start: usize,
+        end: usize,
+    ) -> Verdict {
         self.scratch.clear();
-        self.rules
-            .append_replacement(hay, offset, rule, start..end, self.state, self.scratch);
+        let verdict = guard::apply(
+            self.rules,
+            self.guard,
+            self.state,
+            hay,
+            offset,
+            rule,
+            start,
+            end,
+            self.scratch,
+        );
         push_text(self.out, self.scratch);
+        verdict
+    }
+
+    fn dropped(&mut self, rule: usize, span: Range<usize>) -> bool {
+        guard::dropped(self.rules, self.guard, rule, span)
     }
 }
 

@@ -12,6 +12,7 @@ use regex_automata::Input;
 use crate::config::Config;
 use crate::engine::Program;
 use crate::error::{Error, ErrorKind};
+use crate::guard::{Action, Meta, Rule};
 use crate::replacement::{Captures, Compiled, Replacement, State};
 
 /// A rule's pattern: literal text or a regex in the `regex` crate's syntax.
@@ -136,7 +137,8 @@ impl Pattern {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct RulesBuilder {
-    rules: Vec<(Pattern, Replacement)>,
+    rules: Vec<Rule>,
+    allow: Vec<String>,
     config: Config,
 }
 
@@ -172,7 +174,54 @@ impl RulesBuilder {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn rule(&mut self, pattern: Pattern, replacement: Replacement) -> &mut RulesBuilder {
-        self.rules.push((pattern, replacement));
+        self.add(Rule::new(pattern, replacement))
+    }
+
+    /// Adds a rule with its guard metadata (id, action, validator).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .add(Rule::regex(r"\d+", "N").id("number"))
+    ///     .add(Rule::literal("rm -rf", "").id("shell").block("destructive command"))
+    ///     .build()?;
+    /// assert_eq!(rules.id(1), "shell");
+    /// assert_eq!(rules.replace_all("a 12"), "a N");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add(&mut self, rule: Rule) -> &mut RulesBuilder {
+        self.rules.push(rule);
+        self
+    }
+
+    /// Allowlists a value: a match whose text is exactly `value` passes
+    /// through unchanged, in every stream of these rules, and scanning goes
+    /// on after it (no rule matches a part of it). See also
+    /// [`Replacer::allow`](crate::Replacer::allow) for one stream's own
+    /// values, and the [exact semantics](crate::guard#what-a-match-means-exactly).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Rules;
+    ///
+    /// let rules = Rules::builder()
+    ///     .regex(r"[\w.]+@[\w.]+\.\w+", "[EMAIL]")
+    ///     .allow("support@example.com")
+    ///     .build()?;
+    /// assert_eq!(
+    ///     rules.replace_all("support@example.com, ann@x.org"),
+    ///     "support@example.com, [EMAIL]",
+    /// );
+    /// // Not the suffix of an allowlisted address either.
+    /// assert_eq!(rules.replace_all("xsupport@example.com"), "[EMAIL]");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn allow(&mut self, value: impl Into<String>) -> &mut RulesBuilder {
+        self.allow.push(value.into());
         self
     }
 
@@ -290,7 +339,15 @@ impl RulesBuilder {
         let mut sources = Vec::with_capacity(self.rules.len());
         let mut singles = Vec::with_capacity(self.rules.len());
         let mut replacements = Vec::with_capacity(self.rules.len());
-        for (i, (pattern, replacement)) in self.rules.iter().enumerate() {
+        for (
+            i,
+            Rule {
+                pattern,
+                replacement,
+                ..
+            },
+        ) in self.rules.iter().enumerate()
+        {
             let source = pattern.to_regex();
             // Captures are searched anchored at a decided start, so the
             // UTF-8 empty-match filter has nothing to add; it would only
@@ -314,9 +371,21 @@ impl RulesBuilder {
                 Program::new(some, &self.config).is_err()
             })
         })?;
+        let meta = Meta {
+            ids: (self.rules.iter().enumerate())
+                .map(|(i, r)| r.id.clone().unwrap_or_else(|| i.to_string()).into())
+                .collect(),
+            actions: self.rules.iter().map(|r| r.action.clone()).collect(),
+            validators: self.rules.iter().map(|r| r.validator.clone()).collect(),
+            plain: (self.rules.iter())
+                .map(|r| r.validator.is_none() && r.action == Action::Replace)
+                .collect(),
+            allow: (self.allow.iter()).map(|v| v.as_bytes().into()).collect(),
+        };
         Ok(Rules {
             inner: Arc::new(Inner {
-                patterns: self.rules.iter().map(|(p, _)| p.clone()).collect(),
+                patterns: self.rules.iter().map(|r| r.pattern.clone()).collect(),
+                meta,
                 singles,
                 replacements,
                 program,
@@ -377,7 +446,7 @@ impl RulesBuilder {
             }
         }
         let k = hi - 1;
-        let pattern = self.rules[k].0.as_str();
+        let pattern = self.rules[k].pattern.as_str();
         if k == 0 || err.kind() != &ErrorKind::TooBig || fails(&sources[k..hi]) {
             return err.blame(k, pattern, None);
         }
@@ -434,6 +503,7 @@ pub struct Rules {
 
 pub(crate) struct Inner {
     patterns: Vec<Pattern>,
+    pub(crate) meta: Meta,
     singles: Vec<meta::Regex>,
     pub(crate) replacements: Vec<Compiled>,
     pub(crate) program: Program,
@@ -508,6 +578,45 @@ impl Rules {
         &self.inner.patterns[i]
     }
 
+    /// The id of rule `i`: the one given with [`Rule::id`], or its index.
+    ///
+    /// # Panics
+    ///
+    /// When `i >= self.len()`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().literal("a", "b").add(Rule::literal("c", "d").id("c")).build()?;
+    /// assert_eq!((rules.id(0), rules.id(1)), ("0", "c"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn id(&self, i: usize) -> &str {
+        &self.inner.meta.ids[i]
+    }
+
+    /// The action of rule `i`.
+    ///
+    /// # Panics
+    ///
+    /// When `i >= self.len()`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Action, Rule, Rules};
+    ///
+    /// let rules = Rules::builder().literal("a", "b").add(Rule::literal("c", "").block("no c")).build()?;
+    /// assert_eq!(rules.action(0), &Action::Replace);
+    /// assert_eq!(rules.action(1), &Action::Block("no c".into()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn action(&self, i: usize) -> &Action {
+        &self.inner.meta.actions[i]
+    }
+
     /// The configuration the rules were built with.
     ///
     /// # Example
@@ -558,6 +667,7 @@ impl fmt::Debug for Rules {
         f.debug_struct("Rules")
             .field("patterns", &self.inner.patterns)
             .field("replacements", &self.inner.replacements)
+            .field("meta", &self.inner.meta)
             .field("config", &self.inner.config)
             .finish()
     }

@@ -97,7 +97,9 @@ impl<W: Write> ReplaceWriter<W> {
     ///
     /// An error from the inner writer, or an [`io::Error`] of kind
     /// [`InvalidData`](io::ErrorKind::InvalidData) wrapping a
-    /// [`StreamError`] when the stream failed on a held-bytes limit. The
+    /// [`StreamError`] when the stream failed on a held-bytes limit, or
+    /// wrapping the [`Block`](crate::Block) when a block rule stopped it
+    /// (the text before the block is written first; nothing after it). The
     /// writer is lost either way; use
     /// [`try_finish`](ReplaceWriter::try_finish) to keep it.
     ///
@@ -151,7 +153,10 @@ impl<W: Write> ReplaceWriter<W> {
         if !self.ended {
             // Set first: on error the replacer has already reset itself.
             self.ended = true;
-            self.replacer.flush_bytes_into(&mut self.out)?;
+            if let Err(e) = self.replacer.flush_bytes_into(&mut self.out) {
+                let _ = self.drain();
+                return Err(e.into());
+            }
         }
         self.drain()?;
         self.inner.flush()
@@ -245,7 +250,9 @@ impl<W: Write> Write for ReplaceWriter<W> {
     /// An error from the inner writer while writing output left over by an
     /// earlier call (then none of `buf` was taken), or an error of kind
     /// [`InvalidData`](io::ErrorKind::InvalidData) wrapping a
-    /// [`StreamError`] when the stream failed on a held-bytes limit (then
+    /// [`StreamError`] when the stream failed on a held-bytes limit, or
+    /// wrapping the [`Block`](crate::Block) when a block rule stopped it
+    /// (the text before the block is written first; nothing after it) (then
     /// every later write fails too, until the stream is finished).
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.drain()?;
@@ -253,7 +260,12 @@ impl<W: Write> Write for ReplaceWriter<W> {
             return Ok(0);
         }
         self.ended = false;
-        self.replacer.feed_bytes_into(buf, &mut self.out)?;
+        if let Err(e) = self.replacer.feed_bytes_into(buf, &mut self.out) {
+            // The text released before the failure (the safe text before a
+            // block) is written; nothing after it ever is.
+            let _ = self.drain();
+            return Err(e.into());
+        }
         // `buf` is consumed: reporting an error now would tell the caller
         // that it was not, and invite writing it twice. What is left is
         // written, or the error reported, by the next call.
@@ -468,7 +480,9 @@ impl<R: Read> Read for ReplaceReader<R> {
     /// An error from the inner reader other than
     /// [`Interrupted`](io::ErrorKind::Interrupted), or an error of kind
     /// [`InvalidData`](io::ErrorKind::InvalidData) wrapping a
-    /// [`StreamError`] when the stream failed on a held-bytes limit.
+    /// [`StreamError`] when the stream failed on a held-bytes limit, or
+    /// wrapping the [`Block`](crate::Block) when a block rule stopped it (the
+    /// text before the block is read first, and the error on the next read).
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
@@ -512,7 +526,12 @@ impl<R: Read> BufRead for ReplaceReader<R> {
             if let Err(e) = result {
                 self.replacer.reset();
                 self.state = ReadState::Failed(e.clone());
-                return Err(e.into());
+                if self.out.is_empty() {
+                    return Err(e.into());
+                }
+                // The text released before the failure (the safe text
+                // before a block) is read first; the error comes next.
+                break;
             }
         }
         Ok(&self.out[self.pos..])

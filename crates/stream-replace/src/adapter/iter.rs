@@ -260,6 +260,9 @@ impl Driver {
         I::Item: AsRef<U>,
     {
         while !self.is_done() {
+            if let Some(e) = self.take_pending() {
+                return Some(Err(e));
+            }
             let chunk = chunks.next();
             if let ControlFlow::Break(item) = self.step(chunk.as_ref().map(AsRef::as_ref)) {
                 return item;

@@ -25,6 +25,9 @@ trait Unit {
     fn feed(replacer: &mut Replacer, chunk: &Self) -> Result<Self::Out, StreamError>;
 
     fn flush(replacer: &mut Replacer) -> Result<Self::Out, StreamError>;
+
+    /// The output a failed call released before it failed.
+    fn released(bytes: &[u8]) -> Self::Out;
 }
 
 impl Unit for str {
@@ -36,6 +39,11 @@ impl Unit for str {
 
     fn flush(replacer: &mut Replacer) -> Result<String, StreamError> {
         replacer.flush()
+    }
+
+    fn released(bytes: &[u8]) -> String {
+        // A `&str` stream releases whole characters.
+        String::from_utf8_lossy(bytes).into_owned()
     }
 }
 
@@ -49,6 +57,10 @@ impl Unit for [u8] {
     fn flush(replacer: &mut Replacer) -> Result<Vec<u8>, StreamError> {
         replacer.flush_bytes()
     }
+
+    fn released(bytes: &[u8]) -> Vec<u8> {
+        bytes.to_vec()
+    }
 }
 
 /// The part of an iterator or stream adapter that does not depend on how
@@ -61,6 +73,9 @@ impl Unit for [u8] {
 struct Driver {
     replacer: Replacer,
     done: bool,
+    /// An error to yield next: the stream failed after releasing text
+    /// (the safe text before a block), which was yielded first.
+    pending: Option<StreamError>,
 }
 
 impl Driver {
@@ -68,6 +83,7 @@ impl Driver {
         Driver {
             replacer,
             done: false,
+            pending: None,
         }
     }
 
@@ -80,7 +96,25 @@ impl Driver {
     }
 
     fn is_done(&self) -> bool {
-        self.done
+        self.done && self.pending.is_none()
+    }
+
+    /// The error to yield now, if the last item was the text released
+    /// before it.
+    fn take_pending(&mut self) -> Option<StreamError> {
+        self.pending.take()
+    }
+
+    /// Yields a failure: the text the failing call released, if any, then
+    /// (on the next call) the error.
+    fn fail<U: Unit + ?Sized>(&mut self, e: StreamError) -> Option<Result<U::Out, StreamError>> {
+        self.done = true;
+        if e.released().is_empty() {
+            return Some(Err(e));
+        }
+        let out = U::released(e.released());
+        self.pending = Some(e.with_released(Vec::new()));
+        Some(Ok(out))
     }
 
     /// Takes the next chunk from the source, `None` at its end.
@@ -97,15 +131,15 @@ impl Driver {
             // A failed flush has already reset the replacer.
             return ControlFlow::Break(match U::flush(&mut self.replacer) {
                 Ok(out) if out.as_ref().is_empty() => None,
+                Err(e) => self.fail::<U>(e),
                 result => Some(result),
             });
         };
         match U::feed(&mut self.replacer, chunk) {
             Ok(out) if out.as_ref().is_empty() => ControlFlow::Continue(()),
             Err(e) => {
-                self.done = true;
                 self.replacer.reset();
-                ControlFlow::Break(Some(Err(e)))
+                ControlFlow::Break(self.fail::<U>(e))
             }
             result => ControlFlow::Break(Some(result)),
         }

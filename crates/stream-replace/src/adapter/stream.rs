@@ -365,6 +365,9 @@ impl Driver {
         S::Item: AsRef<U>,
     {
         while !self.is_done() {
+            if let Some(e) = self.take_pending() {
+                return Poll::Ready(Some(Err(e)));
+            }
             let chunk = ready!(stream.as_mut().poll_next(cx));
             if let ControlFlow::Break(item) = self.step(chunk.as_ref().map(AsRef::as_ref)) {
                 return Poll::Ready(item);

@@ -121,6 +121,15 @@ pub(crate) trait Matcher {
     /// (which of its paths it is on, and what it already replayed).
     fn restart(&mut self, at: usize);
 
+    /// Goes on from `at` with nothing alive, as [`restart`](Matcher::restart),
+    /// except that no rule with an index up to `rule` may start a match at
+    /// `at` (a match of `rule` there was rejected; rules before it did not
+    /// match there). Matches of later rules at `at`, and of every rule
+    /// after it, are found as usual, with their usual priorities. Rejections
+    /// are rare: this may take a slow path, as long as each rejection
+    /// costs time linear in the text it scans again.
+    fn exclude(&mut self, at: usize, rule: usize);
+
     /// Follows only the candidate that starts at `start` (at or after the
     /// tape's `emitted`), stepping again from there, until it is decided
     /// or reported [`Scan::Died`]. The stream drops the text it scans

@@ -8,6 +8,12 @@
 //! decided text and matches to a [`Sink`], and releases everything before
 //! the earliest position where a match could still start.
 //!
+//! The sink judges each decided match ([`Verdict`]): it accepts it (its
+//! output written, the stream goes on from its end), rejects it (the match
+//! is not one: every matcher goes on from its start with the rejected rule
+//! and those before it excluded there, `Matcher::exclude`), or stops the
+//! stream before it (nothing more is scanned or released until a reset).
+//!
 //! One matcher follows every rule today: [`threads`], a lazy DFA stepped
 //! as a set of threads, with the Thompson NFA (`nfa`) as its exact
 //! fallback and two memos for its fast paths (`single`, `futures`).
@@ -64,14 +70,41 @@ fn utf8_len(b: u8) -> usize {
     }
 }
 
+/// What a sink makes of a decided match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The match stands (the sink wrote its output); the stream goes on
+    /// from its end.
+    Accept,
+    /// The match is not a match: the stream scans again from its start as
+    /// if its rule, and every rule before it, did not match there (rules
+    /// before it did not: it won there). See `Matcher::exclude`.
+    Reject,
+    /// The stream stops before the match: nothing from its start on is
+    /// released, by this call or any later one, until a reset.
+    Stop,
+}
+
 /// Where decided text goes: raw text, and decided matches with their rule.
 pub(crate) trait Sink {
     /// Text that is part of no match.
     fn text(&mut self, bytes: &[u8]);
     /// A decided match of `rule` over `hay[start..end]`; `offset` is the
     /// stream offset of `hay[0]`, and `hay` reaches past `end` far enough for
-    /// look-ahead (or to the end of input).
-    fn matched(&mut self, hay: &[u8], offset: usize, rule: usize, start: usize, end: usize);
+    /// look-ahead (or to the end of input). On [`Verdict::Accept`] the sink
+    /// has written the match's output.
+    fn matched(
+        &mut self,
+        hay: &[u8],
+        offset: usize,
+        rule: usize,
+        start: usize,
+        end: usize,
+    ) -> Verdict;
+    /// A decided match of `rule` over the stream offsets `span`, whose text
+    /// a held-limit policy dropped (it is no longer on the tape, and has no
+    /// output): returns true when the stream must stop there all the same.
+    fn dropped(&mut self, rule: usize, span: std::ops::Range<usize>) -> bool;
 }
 
 /// The immutable, shared part of the engine: each matcher's program.
@@ -108,6 +141,9 @@ pub(crate) struct StreamState {
     /// match and might grow it: the text after that match was dropped, so
     /// the suppression ends where the candidate stops, not at its match.
     suppress_tail: bool,
+    /// Set when the sink stopped the stream (`Verdict::Stop`): nothing is
+    /// scanned or released until a reset.
+    stopped: bool,
 }
 
 impl StreamState {
@@ -118,6 +154,7 @@ impl StreamState {
             decided: None,
             suppress: None,
             suppress_tail: false,
+            stopped: false,
         }
     }
 
@@ -128,6 +165,12 @@ impl StreamState {
         self.decided = None;
         self.suppress = None;
         self.suppress_tail = false;
+        self.stopped = false;
+    }
+
+    /// Whether the sink stopped the stream (see [`Verdict::Stop`]).
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.stopped
     }
 
     /// Bytes received but not yet released.
@@ -153,6 +196,9 @@ impl StreamState {
         whole_chars: bool,
         sink: &mut impl Sink,
     ) {
+        // A stopped stream is failed and reset by its owner before any
+        // other feed.
+        debug_assert!(!self.stopped);
         if chunk.is_empty() {
             return;
         }
@@ -167,6 +213,9 @@ impl StreamState {
         // out of the merge.
         if self.decided.is_some() || !self.threads.scan_quick(&prog.threads, &self.tape) {
             self.run(prog, false, sink);
+        }
+        if self.stopped {
+            return;
         }
         if self.suppress.is_some() {
             // Drop what is scanned, except after a recorded match, which
@@ -202,6 +251,9 @@ impl StreamState {
     /// decided).
     fn run(&mut self, prog: &Program, eof: bool, sink: &mut impl Sink) {
         loop {
+            if self.stopped {
+                return;
+            }
             if self.decided.is_none() {
                 match self.threads.scan(&prog.threads, &self.tape, eof) {
                     Scan::Done => {}
@@ -231,7 +283,13 @@ impl StreamState {
 
     /// Ends the input and releases everything.
     pub(crate) fn finish(&mut self, prog: &Program, sink: &mut impl Sink) {
+        if self.stopped {
+            return;
+        }
         self.run(prog, true, sink);
+        if self.stopped {
+            return;
+        }
         debug_assert!(self.decided.is_none() && self.threads.earliest_candidate().is_none());
         self.check_invariants();
         let end = self.offset();
@@ -352,8 +410,13 @@ impl StreamState {
     /// dropped (the policy's text stands for them).
     fn decide(&mut self, d: Decided, sink: &mut impl Sink) {
         let (start, end) = (d.span.start, d.span.end);
+        let last_end = self.tape.last_end();
         self.tape.set_last_end(Some(end));
         if self.suppress.is_some() {
+            if sink.dropped(d.rule, d.span.clone()) {
+                self.stopped = true;
+                return;
+            }
             let stop = if self.suppress_tail {
                 // Where the candidate stopped.
                 end.max(self.threads.scanned())
@@ -365,9 +428,19 @@ impl StreamState {
         }
         self.release(start, sink);
         let base = self.tape.base();
-        sink.matched(self.tape.bytes(), base, d.rule, start - base, end - base);
-        self.tape.skip_to(end);
-        self.threads.restart(end);
+        match sink.matched(self.tape.bytes(), base, d.rule, start - base, end - base) {
+            Verdict::Accept => {
+                self.tape.skip_to(end);
+                self.threads.restart(end);
+            }
+            Verdict::Reject => {
+                // Not a match: an empty match at the previous end is still
+                // skipped, and the text from `start` is scanned again.
+                self.tape.set_last_end(last_end);
+                self.threads.exclude(start, d.rule);
+            }
+            Verdict::Stop => self.stopped = true,
+        }
     }
 
     /// Checks the invariants in the module docs (debug builds only).

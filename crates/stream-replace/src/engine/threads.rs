@@ -31,7 +31,7 @@ use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
 use regex_automata::util::prefilter::Prefilter;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
-use regex_automata::{Anchored, MatchKind, Span};
+use regex_automata::{Anchored, MatchKind, PatternID, Span};
 
 use super::futures::{future, Future, Futures};
 use super::matcher::{Decided, Matcher, Scan};
@@ -359,6 +359,9 @@ pub(crate) struct Threads {
     /// replay of the text the stream drops meanwhile), until its match is
     /// decided or it dies.
     focus: Option<usize>,
+    /// Set by `Matcher::exclude`: at this position (stepped on the NFA),
+    /// only rules from this index on may start a match.
+    exclude: Option<(usize, usize)>,
     mode: Mode,
     scratch: Option<Box<nfa::Scratch>>,
     /// Spare lists for `run_nfa`, kept empty between calls: the threads
@@ -382,6 +385,7 @@ impl Threads {
             suspended: None,
             replayed_to: 0,
             focus: None,
+            exclude: None,
             mode: Mode::Dfa,
             scratch: None,
             nfa_kept: Vec::new(),
@@ -1035,7 +1039,16 @@ impl Threads {
                 && (!prog.fast || prog.may_start(tape.look_behind(p), b))
             {
                 let mut closed = scratch.take_set();
-                scratch.close(nfa, &[nfa.start_anchored()], hay, at, true, &mut closed);
+                match self.exclude {
+                    Some((s, first)) if s == p => {
+                        let starts = Self::starts_from(nfa, first, &mut scratch);
+                        scratch.close(nfa, &starts, hay, at, true, &mut closed);
+                        scratch.give_set(starts);
+                    }
+                    _ => {
+                        scratch.close(nfa, &[nfa.start_anchored()], hay, at, true, &mut closed);
+                    }
+                }
                 if !closed.is_empty() && !closed_sets.contains(&closed) {
                     let mut next = scratch.take_set();
                     let matched = nfa::Scratch::step(nfa, &closed, b, &mut next);
@@ -1076,6 +1089,16 @@ impl Threads {
         stop
     }
 
+    /// The anchored start states of the rules from `first` on, in rule
+    /// order: the priority order of their alternation.
+    fn starts_from(nfa: &NFA, first: usize, scratch: &mut nfa::Scratch) -> Vec<StateID> {
+        let mut starts = scratch.take_set();
+        starts.extend(
+            (first..nfa.pattern_len()).filter_map(|k| nfa.start_pattern(PatternID::new(k).ok()?)),
+        );
+        starts
+    }
+
     fn eoi_nfa(&mut self, prog: &Program, tape: &Tape) {
         let nfa = prog.nfa();
         let p = self.pos;
@@ -1096,14 +1119,16 @@ impl Threads {
         }
         if self.best.is_none() && self.focus.is_none() {
             closed.clear();
-            scratch.close(
-                nfa,
-                &[nfa.start_anchored()],
-                tape.bytes(),
-                at,
-                true,
-                &mut closed,
-            );
+            let starts = match self.exclude {
+                Some((s, first)) if s == p => Self::starts_from(nfa, first, &mut scratch),
+                _ => {
+                    let mut one = scratch.take_set();
+                    one.push(nfa.start_anchored());
+                    one
+                }
+            };
+            scratch.close(nfa, &starts, tape.bytes(), at, true, &mut closed);
+            scratch.give_set(starts);
             if let Some(pid) = nfa::Scratch::first_match(nfa, &closed) {
                 if tape.last_end() != Some(p) {
                     self.best = Some(Best {
@@ -1198,7 +1223,16 @@ impl Matcher for Threads {
         self.best = None;
         self.suspended = None;
         self.focus = None;
+        self.exclude = None;
         self.pos = at;
+    }
+
+    fn exclude(&mut self, at: usize, rule: usize) {
+        // On the NFA, which has a start state per rule; it hands back to
+        // the DFA once nothing is alive after `at`.
+        self.restart(at);
+        self.enter_nfa(at, at);
+        self.exclude = Some((at, rule + 1));
     }
 
     fn focus(&mut self, start: usize) {

@@ -12,7 +12,7 @@ use crate::run::{self, chunks_at, Api};
 /// Patterns chosen to exercise the hard parts of the contract: empty
 /// matches, anchors, both kinds of word boundary, greedy and lazy
 /// repetition, unbounded held regions, Unicode classes and case folding.
-const REGEXES: &[&str] = &[
+pub const REGEXES: &[&str] = &[
     "",
     "a*",
     "^",
@@ -45,10 +45,10 @@ const REGEXES: &[&str] = &[
     r"\b\w",
 ];
 
-const LITERALS: &[&str] = &["hello", "敏感词", "ab", "<think>", "σ", "😀", "a.b", "é"];
+pub const LITERALS: &[&str] = &["hello", "敏感词", "ab", "<think>", "σ", "😀", "a.b", "é"];
 
 /// Pieces texts are made of.
-const ATOMS: &[&str] = &[
+pub const ATOMS: &[&str] = &[
     "a", "b", "c", "d", "x", "y", "f", "o", "1", "2", "3", " ", "-", "@", ".", "\n", "\r\n",
     "<think>", "</think>", "<", "é", "σ", "Σ", "ς", "中", "😀", "敏感", "词", "hel", "lo", "foo",
     "45", "6789", "com", "\t",

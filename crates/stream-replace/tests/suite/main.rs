@@ -30,6 +30,7 @@ mod cases;
 mod closures;
 mod differential;
 mod errors;
+mod guard;
 mod holdback;
 mod invariance;
 mod limits;

@@ -6,10 +6,11 @@
 //! each resulting input is checked three ways:
 //!
 //! * `replace_all` gives the expected text;
-//! * `replace_all` equals an independent oracle: the `regex` crate's
-//!   `captures_iter` over the alternation of the pack's patterns, each
-//!   match replaced by its rule's mask, or kept when the rule's validator
-//!   rejects it;
+//! * `replace_all` equals an independent oracle: at each position, the
+//!   first rule (in pack order) whose pattern matches there, anchored
+//!   (`regex_automata::meta` with `Anchored::Pattern`), and whose validator
+//!   accepts the match, masks it; a rejected match is skipped as if its
+//!   rule did not match there;
 //! * a stream gives `replace_all` for every two-part split and for
 //!   one-character chunks (and, for inputs with non-ASCII text, for every
 //!   two-part split of the bytes, cuts inside characters included).
@@ -17,16 +18,21 @@
 use std::sync::LazyLock;
 
 use chunk_invariance::{assert_chunk_invariant_with, Splits};
+use regex_automata::{meta, Anchored, Input, PatternID};
 use stream_replace::pack::{self, PackAction, PackRule};
-use stream_replace::Rules;
+use stream_replace::{Rules, StreamErrorKind};
 
 /// The pack with the opt-in `think` rule, as a reasoning model's gateway
-/// would use it.
-static RULES: LazyLock<Rules> = LazyLock::new(|| build(&pack::pii().with(pack::think())));
+/// would use it, with its blocks turned into masks (the blocks are tested
+/// on their own).
+static RULES: LazyLock<Rules> =
+    LazyLock::new(|| build(&pack::pii().without_blocks().with(pack::think())));
 
-/// The same rules run by the `regex` crate: one alternation with a named
-/// group per rule.
+/// The same rules run by the oracle.
 static ORACLE: LazyLock<Oracle> = LazyLock::new(|| Oracle::new(pack::pii().with(pack::think())));
+
+/// The pack as it is, with its blocks.
+static BLOCKING: LazyLock<Rules> = LazyLock::new(|| build(&pack::pii()));
 
 fn build(pack: &pack::Pack) -> Rules {
     let mut builder = Rules::builder();
@@ -35,39 +41,54 @@ fn build(pack: &pack::Pack) -> Rules {
 }
 
 struct Oracle {
-    re: regex::Regex,
+    re: meta::Regex,
     rules: Vec<PackRule>,
 }
 
 impl Oracle {
     fn new(pack: pack::Pack) -> Oracle {
-        let alternation: Vec<String> = pack
-            .rules()
-            .iter()
-            .enumerate()
-            .map(|(i, r)| format!("(?P<r{i}>{})", r.pattern))
-            .collect();
+        let patterns: Vec<&str> = pack.rules().iter().map(|r| r.pattern).collect();
         Oracle {
-            re: regex::Regex::new(&alternation.join("|")).expect("the oracle compiles"),
+            re: meta::Regex::new_many(&patterns).expect("the oracle compiles"),
             rules: pack.rules().to_vec(),
         }
     }
 
+    /// The first rule that matches anchored at `at` and whose validator
+    /// accepts the match.
+    fn at(&self, haystack: &str, at: usize) -> Option<(usize, std::ops::Range<usize>)> {
+        (0..self.rules.len()).find_map(|k| {
+            let input = Input::new(haystack)
+                .range(at..)
+                .anchored(Anchored::Pattern(PatternID::must(k)));
+            let m = self.re.search(&input)?;
+            let valid = self.rules[k]
+                .validator
+                .is_none_or(|v| v(&haystack[m.range()]));
+            // No pack rule matches the empty string.
+            assert!(!m.is_empty());
+            valid.then(|| (k, m.range()))
+        })
+    }
+
     fn replace_all(&self, haystack: &str) -> String {
         let mut out = String::new();
-        let mut last = 0;
-        for caps in self.re.captures_iter(haystack) {
-            let m = caps.get(0).unwrap();
-            let rule = (0..self.rules.len())
-                .find(|i| caps.name(&format!("r{i}")).is_some())
-                .map(|i| &self.rules[i])
-                .expect("one rule's group took part");
-            out.push_str(&haystack[last..m.start()]);
-            match rule.validator {
-                Some(valid) if !valid(m.as_str()) => out.push_str(m.as_str()),
-                _ => out.push_str(rule.mask),
+        let (mut pos, mut last) = (0, 0);
+        while pos < haystack.len() {
+            match self.at(haystack, pos) {
+                Some((k, span)) => {
+                    out.push_str(&haystack[last..span.start]);
+                    out.push_str(self.rules[k].mask);
+                    pos = span.end;
+                    last = span.end;
+                }
+                None => {
+                    pos += 1;
+                    while !haystack.is_char_boundary(pos) {
+                        pos += 1;
+                    }
+                }
             }
-            last = m.end();
         }
         out.push_str(&haystack[last..]);
         out
@@ -632,4 +653,77 @@ fn a_pack_sentence_streams_like_the_whole() {
         input,
         Splits::TwoPart.then(Splits::random(200, 7)),
     );
+}
+
+/// A stream over the blocking pack: what it released, up to the block.
+fn blocked_stream<'a>(
+    rules: &Rules,
+) -> impl FnMut(chunk_invariance::Chunks<'a, str>) -> Vec<String> {
+    let mut r = rules.replacer();
+    move |chunks| {
+        let mut out = Vec::new();
+        let mut blocked = false;
+        for c in chunks {
+            match r.feed(c) {
+                Ok(s) => out.push(s),
+                Err(e) => {
+                    assert_eq!(e.kind(), StreamErrorKind::Blocked);
+                    out.push(String::from_utf8(e.released().to_vec()).unwrap());
+                    blocked = true;
+                    break;
+                }
+            }
+        }
+        if !blocked {
+            match r.flush() {
+                Ok(s) => out.push(s),
+                Err(e) => {
+                    out.push(String::from_utf8(e.released().to_vec()).unwrap());
+                    blocked = true;
+                }
+            }
+        } else {
+            assert!(
+                r.flush().is_err(),
+                "the blocked stream reports its block once more"
+            );
+        }
+        assert!(blocked, "the stream blocks");
+        out
+    }
+}
+
+#[test]
+fn blocking_values_halt_every_split_before_the_value() {
+    for case in CASES
+        .iter()
+        .filter(|c| c.id == "us_ssn" || c.id == "private_key")
+    {
+        for v in case.pos {
+            for (before, after) in CONTEXTS {
+                let input = format!("{before}{v} and more{after}");
+                let eval = BLOCKING.evaluate(&input);
+                let block = eval.block().expect("a block");
+                assert_eq!(block.id(), case.id);
+                assert_eq!(block.span(), before.len()..before.len() + v.len());
+                assert_eq!(eval.text(), RULES.replace_all(before));
+                let one_char: Vec<usize> = input.char_indices().skip(1).map(|(i, _)| i).collect();
+                assert_chunk_invariant_with(
+                    blocked_stream(&BLOCKING),
+                    |s: &str| BLOCKING.evaluate(s).into_text(),
+                    input.as_str(),
+                    Splits::TwoPart.then(Splits::Cuts(vec![one_char])),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_invalid_ssn_does_not_block() {
+    for input in ["ssn 666-12-3456 on file", "ssn 123-00-4567 on file"] {
+        let eval = BLOCKING.evaluate(input);
+        assert!(!eval.is_blocked(), "{input}");
+        assert_eq!(eval.text(), input);
+    }
 }

@@ -337,3 +337,135 @@ pub fn through(r: Replacer, adapter: Adapter, chunks: &[&[u8]]) -> Result<Vec<u8
         }
     }
 }
+
+/// Like [`through`], but keeps what the adapter delivered before an error:
+/// the output, and the error's message if it failed. Checks that nothing
+/// comes after the error.
+pub fn through_until_error(
+    r: Replacer,
+    adapter: Adapter,
+    chunks: &[&[u8]],
+) -> (Vec<u8>, Option<String>) {
+    let strs: Vec<&str> = chunks
+        .iter()
+        .map(|c| std::str::from_utf8(c).unwrap_or(""))
+        .collect();
+    // Items until the first error; an iterator must end right after it.
+    fn items<T>(
+        mut it: impl Iterator<Item = Result<T, stream_replace::StreamError>>,
+    ) -> (Vec<T>, Option<String>) {
+        let mut out = Vec::new();
+        for item in it.by_ref() {
+            match item {
+                Ok(x) => out.push(x),
+                Err(e) => {
+                    assert!(it.next().is_none(), "an item after the error");
+                    return (out, Some(e.to_string()));
+                }
+            }
+        }
+        (out, None)
+    }
+    match adapter {
+        Adapter::Wrap => {
+            let (out, e) = items(stream_replace::wrap(r, strs));
+            (out.concat().into_bytes(), e)
+        }
+        Adapter::WrapBytes => {
+            let (out, e) = items(stream_replace::wrap_bytes(r, chunks.iter().copied()));
+            (out.concat(), e)
+        }
+        Adapter::Writer => {
+            use std::io::Write;
+            let mut w = stream_replace::ReplaceWriter::new(r, Vec::new());
+            for c in chunks {
+                if let Err(e) = w.write_all(c) {
+                    let out = w.get_ref().clone();
+                    // Later writes fail too, and write nothing.
+                    assert!(w.write_all(b"more").is_err());
+                    assert_eq!(w.get_ref(), &out);
+                    return (out, Some(e.to_string()));
+                }
+            }
+            match w.try_finish() {
+                Ok(()) => (w.get_ref().clone(), None),
+                Err(e) => (w.get_ref().clone(), Some(e.to_string())),
+            }
+        }
+        Adapter::Reader => {
+            use std::io::Read;
+            let inner = ChunkReader {
+                chunks: chunks.iter().copied().collect(),
+            };
+            let mut out = Vec::new();
+            let mut reader = stream_replace::ReplaceReader::new(r, inner);
+            match reader.read_to_end(&mut out) {
+                Ok(_) => (out, None),
+                Err(e) => {
+                    let mut more = Vec::new();
+                    assert!(reader.read_to_end(&mut more).is_err() && more.is_empty());
+                    (out, Some(e.to_string()))
+                }
+            }
+        }
+        #[cfg(feature = "stream")]
+        Adapter::Stream | Adapter::StreamBytes => {
+            use std::task::{Context, Poll, Waker};
+            let mut cx = Context::from_waker(Waker::noop());
+            let mut out = Vec::new();
+            let mut poll_all = |mut s: std::pin::Pin<
+                Box<dyn futures_core::Stream<Item = Result<Vec<u8>, stream_replace::StreamError>>>,
+            >| loop {
+                match s.as_mut().poll_next(&mut cx) {
+                    Poll::Pending => {}
+                    Poll::Ready(None) => return None,
+                    Poll::Ready(Some(Ok(item))) => out.extend(item),
+                    Poll::Ready(Some(Err(e))) => {
+                        assert!(matches!(s.as_mut().poll_next(&mut cx), Poll::Ready(None)));
+                        return Some(e.to_string());
+                    }
+                }
+            };
+            let e = if adapter == Adapter::Stream {
+                let s = Pending {
+                    items: strs.into_iter().collect(),
+                    ready: false,
+                };
+                poll_all(Box::pin(futures_map(stream_replace::wrap_stream(r, s))))
+            } else {
+                let s = Pending {
+                    items: chunks.iter().copied().collect(),
+                    ready: false,
+                };
+                poll_all(Box::pin(stream_replace::wrap_stream_bytes(r, s)))
+            };
+            (out, e)
+        }
+    }
+}
+
+/// A stream of `String` items as one of bytes.
+#[cfg(feature = "stream")]
+fn futures_map<S>(
+    s: S,
+) -> impl futures_core::Stream<Item = Result<Vec<u8>, stream_replace::StreamError>>
+where
+    S: futures_core::Stream<Item = Result<String, stream_replace::StreamError>> + Unpin,
+{
+    struct Map<S>(S);
+    impl<S> futures_core::Stream for Map<S>
+    where
+        S: futures_core::Stream<Item = Result<String, stream_replace::StreamError>> + Unpin,
+    {
+        type Item = Result<Vec<u8>, stream_replace::StreamError>;
+        fn poll_next(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Self::Item>> {
+            std::pin::Pin::new(&mut self.0)
+                .poll_next(cx)
+                .map(|o| o.map(|r| r.map(String::into_bytes)))
+        }
+    }
+    Map(s)
+}
