@@ -8,7 +8,7 @@
 //! decided text and matches to a [`Sink`], and releases everything before
 //! the earliest position where a match could still start.
 //!
-//! One matcher follows every rule today: [`threads`], a lazy DFA stepped
+//! One matcher follows every rule today: [`threads`], a DFA (see `dfa`) stepped
 //! as a set of threads, with the Thompson NFA (`nfa`) as its exact
 //! fallback and two memos for its fast paths (`single`, `futures`).
 //!
@@ -31,6 +31,7 @@
 //!   [`matcher::pick`]); with one matcher, a decided candidate is released
 //!   at once, so none is pending between calls.
 
+mod dfa;
 mod futures;
 mod matcher;
 mod nfa;
@@ -86,6 +87,11 @@ impl Program {
         Ok(Program {
             threads: threads::Program::new(sources, config)?,
         })
+    }
+
+    /// The size of the dense DFA the streams step, if they step one.
+    pub(crate) fn dense_size(&self) -> Option<usize> {
+        self.threads.dense_size()
     }
 }
 

@@ -10,20 +10,12 @@
 //! alone (a match, a quit, two live threads) are marked to exit. Each
 //! transition is worked out once and then costs one table lookup.
 
-use regex_automata::hybrid::dfa::Cache;
-use regex_automata::hybrid::LazyStateID;
 use regex_automata::util::start;
 use regex_automata::Anchored;
 
+use super::dfa::Dfa;
 use super::is_continuation;
-use super::threads::{byte_kind, Program};
-
-/// No thread: a state ID that is never a real state (index 0 of the
-/// transition table is the unknown state, whose ID is always tagged).
-#[inline(always)]
-pub(super) fn no_thread() -> LazyStateID {
-    LazyStateID::default()
-}
+use super::threads::{byte_kind, Prog};
 
 /// Configurations kept before the memo starts over.
 const MAX_CONFIGS: usize = 64;
@@ -48,12 +40,12 @@ pub(super) enum Step {
     Stale,
 }
 
-/// The memo, per stream. Valid while the DFA cache's clear count is
-/// `clears`.
-#[derive(Debug, Default)]
-pub(super) struct Single {
-    /// (thread state or `no_thread()`, kind of the byte before).
-    configs: Vec<(LazyStateID, u8)>,
+/// The memo, kept with the DFA cache it was worked out with (in a scratch
+/// that streams borrow). Valid while the cache's clear count is `clears`.
+#[derive(Debug)]
+pub(super) struct Single<S> {
+    /// (thread state or `Dfa::none()`, kind of the byte before).
+    configs: Vec<(S, u8)>,
     /// `configs.len()` rows of `Program::nclasses` entries (0 is unknown),
     /// each followed by its configuration's index in `configs`.
     table: Vec<u32>,
@@ -65,7 +57,17 @@ pub(super) struct Single {
     full: bool,
 }
 
-impl Single {
+impl<S: Copy + Eq> Single<S> {
+    pub(super) fn new() -> Single<S> {
+        Single {
+            configs: Vec::new(),
+            table: Vec::new(),
+            hint: 0,
+            clears: 0,
+            full: false,
+        }
+    }
+
     /// Makes the memo valid for `clears`, starting over if needed.
     pub(super) fn prepare(&mut self, clears: usize) {
         if self.clears != clears || self.full {
@@ -85,7 +87,12 @@ impl Single {
 
     /// The row (offset in `table`) of a configuration, added if new; `None`
     /// when the memo is full.
-    pub(super) fn config(&mut self, prog: &Program, sid: LazyStateID, kind: u8) -> Option<usize> {
+    pub(super) fn config<D: Dfa<Sid = S>>(
+        &mut self,
+        prog: &Prog<D>,
+        sid: S,
+        kind: u8,
+    ) -> Option<usize> {
         let n = prog.nclasses;
         if self.hint + n < self.table.len()
             && self.configs[self.table[self.hint + n] as usize] == (sid, kind)
@@ -108,10 +115,10 @@ impl Single {
         Some(row)
     }
 
-    /// The thread state of the configuration at `row` (`no_thread()` for
+    /// The thread state of the configuration at `row` (`Dfa::none()` for
     /// none).
     #[inline(always)]
-    pub(super) fn state(&self, prog: &Program, row: usize) -> LazyStateID {
+    pub(super) fn state<D: Dfa<Sid = S>>(&self, prog: &Prog<D>, row: usize) -> S {
         self.configs[self.table[row + prog.nclasses] as usize].0
     }
 
@@ -125,33 +132,33 @@ impl Single {
     /// Works out the entry for the configuration at `row` on byte `b`,
     /// whose look-behind is `lb`, and stores it when it does not depend on
     /// the cache.
-    pub(super) fn step(
+    pub(super) fn step<D: Dfa<Sid = S>>(
         &mut self,
-        prog: &Program,
-        cache: &mut Cache,
+        prog: &Prog<D>,
+        cache: &mut D::Cache,
         row: usize,
         lb: Option<u8>,
         b: u8,
     ) -> Step {
         let dfa = &prog.dfa;
-        let clears = cache.clear_count();
+        let clears = D::clear_count(cache);
         let sid = self.state(prog, row);
         let slot = row + prog.classes[b as usize] as usize;
-        let none = no_thread();
+        let none = dfa.none();
         let mut next = none;
         let mut restart = false;
         if sid != none {
             let Ok(n) = dfa.next_state(cache, sid, b) else {
                 return Step::Entry(EXIT);
             };
-            if cache.clear_count() != clears {
+            if D::clear_count(cache) != clears {
                 return Step::Stale;
             }
-            if n.is_tagged() && !n.is_dead() {
+            if dfa.is_special(n) && !dfa.is_dead(n) {
                 self.table[slot] = KNOWN | EXIT;
                 return Step::Entry(KNOWN | EXIT);
             }
-            if !n.is_dead() {
+            if !dfa.is_dead(n) {
                 next = n;
             }
         }
@@ -163,11 +170,11 @@ impl Single {
             let Ok(n0) = dfa.next_state(cache, s0, b) else {
                 return Step::Entry(EXIT);
             };
-            if cache.clear_count() != clears {
+            if D::clear_count(cache) != clears {
                 return Step::Stale;
             }
-            if !n0.is_dead() {
-                if n0.is_tagged() || (next != none && next != n0) {
+            if !dfa.is_dead(n0) {
+                if dfa.is_special(n0) || (next != none && next != n0) {
                     self.table[slot] = KNOWN | EXIT;
                     return Step::Entry(KNOWN | EXIT);
                 }
