@@ -41,6 +41,9 @@ pub(crate) trait Dfa: Debug + Send + Sync + 'static {
     const STABLE: bool;
 
     fn create_cache(&self) -> Self::Cache;
+    /// A cache for free, when the DFA needs none: streams then step it
+    /// without borrowing a scratch space.
+    fn free_cache() -> Option<Self::Cache>;
     /// How many times the cache was cleared: every state id taken before
     /// the last clear is stale.
     fn clear_count(cache: &Self::Cache) -> usize;
@@ -80,6 +83,11 @@ impl Dfa for Lazy {
 
     fn create_cache(&self) -> Self::Cache {
         self.0.create_cache()
+    }
+
+    #[inline(always)]
+    fn free_cache() -> Option<Self::Cache> {
+        None
     }
 
     #[inline(always)]
@@ -186,6 +194,11 @@ impl Dfa for Dense {
     const STABLE: bool = true;
 
     fn create_cache(&self) -> Self::Cache {}
+
+    #[inline(always)]
+    fn free_cache() -> Option<Self::Cache> {
+        Some(())
+    }
 
     #[inline(always)]
     fn clear_count(_: &Self::Cache) -> usize {

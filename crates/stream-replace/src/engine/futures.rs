@@ -168,6 +168,18 @@ impl<S: Copy + Eq + Hash> Futures<S> {
         Some(f)
     }
 
+    /// The memoised future of `sid`, without touching the memo (for a
+    /// memo shared by every stream, of a DFA without a cache).
+    #[inline(always)]
+    pub(super) fn peek(&self, sid: S) -> Option<Future> {
+        self.map.get(&sid).copied()
+    }
+
+    /// How many futures it holds.
+    pub(super) fn len(&self) -> usize {
+        self.map.len()
+    }
+
     /// Memoises the future of `sid`, for the clear count last given to
     /// `get`.
     pub(super) fn insert(&mut self, sid: S, f: Future) {

@@ -46,8 +46,9 @@ use regex_automata::{Anchored, MatchKind, Span};
 use super::dfa::{Dense, Dfa, GaveUp, Lazy};
 use super::futures::{future, Future, Futures};
 use super::matcher::{Decided, Matcher, Scan};
+use super::single::{self, Memo};
 use super::tape::Tape;
-use super::{is_continuation, nfa, single, utf8_len};
+use super::{is_continuation, nfa, utf8_len};
 use crate::config::{Config, DfaKind};
 use crate::error::Error;
 
@@ -143,7 +144,22 @@ pub(crate) struct Prog<D: Dfa> {
     /// feed). Off, every byte goes through the general thread loop, so the
     /// tests can check each fast path against it.
     fast: bool,
+    /// For a DFA without a cache (the dense one): the one-thread loop's
+    /// memo and the futures of the DFA's states, worked out when the rules
+    /// are built, so that a feed the tight loops step whole borrows no
+    /// scratch space.
+    frozen: Option<Box<FrozenMemos<D::Sid>>>,
 }
+
+/// See `Prog::frozen`.
+#[derive(Debug)]
+struct FrozenMemos<S> {
+    single: single::Frozen<S>,
+    futures: Futures<S>,
+}
+
+/// The most DFA states whose futures are worked out for a frozen memo.
+const FROZEN_FUTURES: usize = 1 << 16;
 
 /// Look-behind kinds, finer than the DFA's start states: start of input,
 /// `\n`, `\r`, ASCII word byte, other ASCII byte, non-ASCII byte.
@@ -195,7 +211,13 @@ impl Program {
         // one, already built, works them out.
         let prog = Prog::new(lazy, nfa, sources, config);
         Ok(Program(match dense {
-            Some(dense) => Progs::Dense(prog.with_dfa(dense)),
+            Some(dense) => {
+                let mut prog = prog.with_dfa(dense);
+                if prog.fast {
+                    prog.freeze();
+                }
+                Progs::Dense(prog)
+            }
             None => Progs::Lazy(prog),
         }))
     }
@@ -204,7 +226,7 @@ impl Program {
     /// than a lazy one), and its size.
     pub(crate) fn dense_size(&self) -> Option<usize> {
         match &self.0 {
-            Progs::Dense(p) => Some(p.dfa.memory_usage()),
+            Progs::Dense(p) => Some(p.dfa.memory_usage() + p.frozen_size()),
             Progs::Lazy(_) => None,
         }
     }
@@ -249,7 +271,60 @@ impl<D: Dfa> Prog<D> {
             nclasses: seen.len(),
             first,
             fast: config.get_fast_paths(),
+            frozen: None,
         }
+    }
+
+    /// Works out the frozen memos, for a DFA without a cache.
+    fn freeze(&mut self) {
+        let Some(mut cache) = D::free_cache() else {
+            return;
+        };
+        let single = single::Frozen::new(self, &mut cache);
+        let dfa = &self.dfa;
+        let mut futures = Futures::new(dfa.none());
+        futures.get(dfa.none(), D::clear_count(&cache));
+        let mut queue = Vec::new();
+        for lb in [
+            None,
+            Some(b'\n'),
+            Some(b'\r'),
+            Some(b'a'),
+            Some(b' '),
+            Some(0xC3),
+        ] {
+            let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
+            if let Ok(sid) = dfa.start_state(&mut cache, &cfg) {
+                queue.push(sid);
+            }
+        }
+        while let Some(sid) = queue.pop() {
+            if futures.peek(sid).is_some() || futures.len() >= FROZEN_FUTURES {
+                continue;
+            }
+            futures.insert(sid, future(dfa, &mut cache, sid));
+            if dfa.is_dead(sid) || dfa.is_quit(sid) {
+                continue;
+            }
+            for unit in dfa.byte_classes().representatives(..) {
+                if let Some(b) = unit.as_u8() {
+                    if let Ok(next) = dfa.next_state(&mut cache, sid, b) {
+                        if futures.peek(next).is_none() {
+                            queue.push(next);
+                        }
+                    }
+                }
+            }
+        }
+        self.frozen = Some(Box::new(FrozenMemos { single, futures }));
+    }
+
+    /// The bytes of the frozen memos.
+    fn frozen_size(&self) -> usize {
+        self.frozen.as_ref().map_or(0, |f| {
+            f.single.memory_usage()
+                + f.futures.len() * (std::mem::size_of::<(D::Sid, Future)>() + 1)
+        })
     }
 
     /// The same program over another DFA of the same NFA (built with the
@@ -275,6 +350,7 @@ impl<D: Dfa> Prog<D> {
             nclasses: self.nclasses,
             first: self.first,
             fast: self.fast,
+            frozen: None,
         }
     }
 
@@ -343,7 +419,7 @@ impl<D: Dfa> Prog<D> {
 
     /// The look-behind kind of the byte before a position.
     #[inline(always)]
-    fn kind(&self, lb: Option<u8>) -> u8 {
+    pub(super) fn kind(&self, lb: Option<u8>) -> u8 {
         lb.map_or(KIND_TEXT, byte_kind)
     }
 
@@ -509,6 +585,8 @@ pub(crate) struct Core<D: Dfa> {
     /// The scratch (its id) and the generation of its cache that the DFA
     /// states in `dfa_threads` belong to (see `Core::resume`).
     seen: (u64, usize),
+    /// The row of the frozen memo where the one-thread loop last stopped.
+    hint: usize,
 }
 
 impl<D: Dfa> Core<D> {
@@ -523,6 +601,7 @@ impl<D: Dfa> Core<D> {
             focus: None,
             mode: Mode::Dfa,
             seen: (0, 0),
+            hint: 0,
         }
     }
 
@@ -533,7 +612,14 @@ impl<D: Dfa> Core<D> {
     /// part of the work or none, when `run` must go on from where this
     /// stopped.
     #[inline(always)]
-    fn run_quick(&mut self, prog: &Prog<D>, s: &mut Scratch<D>, tape: &Tape) -> bool {
+    fn run_quick(
+        &mut self,
+        prog: &Prog<D>,
+        cache: &mut D::Cache,
+        memo: &mut impl Memo<D::Sid>,
+        future_of: impl FnOnce(D::Sid, usize) -> Option<Future>,
+        tape: &Tape,
+    ) -> bool {
         if !prog.fast || self.mode != Mode::Dfa || self.dfa_threads.len() > 1 {
             return false;
         }
@@ -542,11 +628,11 @@ impl<D: Dfa> Core<D> {
             return false;
         }
         let run = if simple {
-            self.run_simple(prog, s, tape)
+            self.run_simple(prog, cache, memo, tape)
         } else {
             // One thread, stepped alone: it holds a match it may still
             // beat, or it is the earliest of several.
-            self.run_pending(prog, s, tape)
+            self.run_pending(prog, cache, tape)
         };
         if let Err(Fallback(r)) = run {
             // As `run` does: replay on the NFA.
@@ -560,8 +646,7 @@ impl<D: Dfa> Core<D> {
         let Some(&t) = self.dfa_threads.first() else {
             return true;
         };
-        let clears = D::clear_count(&s.cache);
-        s.futures.get(t.sid, clears) == Some(Future::Open)
+        future_of(t.sid, D::clear_count(cache)) == Some(Future::Open)
     }
 
     fn clear_nfa_threads(&mut self) {
@@ -744,9 +829,9 @@ impl<D: Dfa> Core<D> {
             }
             if prog.fast {
                 if self.dfa_threads.len() <= 1 && self.best.is_none() && self.suspended.is_none() {
-                    self.run_simple(prog, s, tape)?;
+                    self.run_simple(prog, &mut s.cache, &mut s.single, tape)?;
                 } else if self.dfa_threads.len() == 1 {
-                    self.run_pending(prog, s, tape)?;
+                    self.run_pending(prog, &mut s.cache, tape)?;
                 }
             }
             let p = self.pos;
@@ -980,13 +1065,12 @@ impl<D: Dfa> Core<D> {
     fn run_simple(
         &mut self,
         prog: &Prog<D>,
-        s: &mut Scratch<D>,
+        cache: &mut D::Cache,
+        memo: &mut impl Memo<D::Sid>,
         tape: &Tape,
     ) -> Result<(), Fallback> {
         let base = tape.base();
         let hay = tape.bytes();
-        let cache = &mut s.cache;
-        let memo = &mut s.single;
         // The thread's start, as an index in `hay` (meaningless while no
         // thread is alive).
         let (mut start, sid) = match self.dfa_threads.first() {
@@ -1075,12 +1159,11 @@ impl<D: Dfa> Core<D> {
     fn run_pending(
         &mut self,
         prog: &Prog<D>,
-        s: &mut Scratch<D>,
+        cache: &mut D::Cache,
         tape: &Tape,
     ) -> Result<(), Fallback> {
         let dfa = &prog.dfa;
         let hay = tape.bytes();
-        let cache = &mut s.cache;
         let mut sid = self.dfa_threads[0].sid;
         let mut i = self.pos - tape.base();
         let clears = D::clear_count(cache);
@@ -1315,9 +1398,32 @@ impl<D: Dfa> Matcher for Core<D> {
 
     #[inline(always)]
     fn scan_quick(&mut self, prog: &Prog<D>, tape: &Tape) -> bool {
+        if let (Some(f), Some(mut cache)) = (prog.frozen.as_deref(), D::free_cache()) {
+            // The common feed of a dense DFA: no scratch to borrow.
+            let mut hint = self.hint;
+            let mut memo = single::FrozenRef {
+                frozen: &f.single,
+                hint: &mut hint,
+            };
+            let done = self.run_quick(
+                prog,
+                &mut cache,
+                &mut memo,
+                |sid, _| f.futures.peek(sid),
+                tape,
+            );
+            self.hint = hint;
+            return done;
+        }
         prog.with_scratch(|s| {
             self.resume(s);
-            let done = self.run_quick(prog, s, tape);
+            let done = self.run_quick(
+                prog,
+                &mut s.cache,
+                &mut s.single,
+                |sid, clears| s.futures.get(sid, clears),
+                tape,
+            );
             self.leave(s);
             done
         })
