@@ -193,7 +193,7 @@ fn reply(i: usize, open: bool) -> String {
 fn tokens(text: &str, seed: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut at = 0;
-    let mut x = seed as u64 * 0x9E37_79B9_7F4A_7C15 + 1;
+    let mut x = (seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     while at < text.len() {
         x ^= x << 13;
         x ^= x >> 7;
