@@ -12,6 +12,14 @@
 //! every feed, as a proxy forwarding each piece would. The outputs are
 //! checked against the baseline once, before timing.
 //!
+//! The `replies` groups (`replies_fresh_vs_reused/<rules>`) run the
+//! gateway's shape on a small scale: 1,000 replies of about 2 KB of the
+//! corpus, fed in token-sized pieces (1 to 12 bytes, cut at character
+//! boundaries, the same every run) and flushed, either through one reused
+//! stream (`reused`, `reset` by each flush) or through a fresh
+//! `Rules::replacer()` per reply (`fresh`), with the default configuration
+//! and with lazy DFA caches.
+//!
 //! Knobs: `STREAM_REPLACE_BENCH_MB` (corpus size, default 4),
 //! `STREAM_REPLACE_BENCH_CHUNKS` (default `1,4,64,4096`), and criterion's
 //! own `--sample-size`, `--warm-up-time`, `--measurement-time`.
@@ -21,7 +29,7 @@ use std::hint::black_box;
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
-use stream_replace::Config;
+use stream_replace::{Config, DfaKind};
 
 mod corpus;
 
@@ -104,9 +112,96 @@ fn throughput(c: &mut Criterion) {
     }
 }
 
+/// About 2 KB of the corpus per reply.
+const REPLY: usize = 2 << 10;
+
+/// Replies per run.
+const REPLIES: usize = 1_000;
+
+/// Token-sized pieces of `text`: 1 to 12 bytes (mean about 6), each moved
+/// forward to the next character boundary.
+fn tokens<'a>(text: &'a str, rng: &mut corpus::Rng) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + rng.range(1, 12)).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[at..end]);
+        at = end;
+    }
+    out
+}
+
+/// Feeds each reply's tokens and flushes, through `r` when given (one
+/// reused stream) or a fresh stream per reply; returns the bytes emitted.
+fn run_replies(
+    rules: &stream_replace::Rules,
+    mut reused: Option<&mut stream_replace::Replacer>,
+    replies: &[Vec<&str>],
+    out: &mut String,
+) -> usize {
+    let mut sent = 0;
+    for reply in replies {
+        let mut fresh;
+        let r = match reused.as_deref_mut() {
+            Some(r) => r,
+            None => {
+                fresh = rules.replacer();
+                &mut fresh
+            }
+        };
+        sent += corpus::stream_chunks(r, reply, out);
+        r.flush_into(out).expect("under the held limit");
+        sent += out.len();
+        out.clear();
+    }
+    sent
+}
+
+fn replies(c: &mut Criterion) {
+    let text = corpus::corpus(REPLY * REPLIES);
+    let mut rng = corpus::Rng::new(9);
+    let replies: Vec<Vec<&str>> = corpus::chunks(&text, REPLY)
+        .into_iter()
+        .map(|reply| tokens(reply, &mut rng))
+        .collect();
+    let sets = [
+        (
+            "pii_unicode_b",
+            corpus::PII_UNICODE_B.to_vec(),
+            DfaKind::Auto,
+        ),
+        ("pii_ascii_b", corpus::pii_ascii_b(), DfaKind::Auto),
+        (
+            "pii_unicode_b_lazy",
+            corpus::PII_UNICODE_B.to_vec(),
+            DfaKind::Lazy,
+        ),
+    ];
+    for (name, rules, kind) in sets {
+        let compiled = corpus::build(&rules, Config::new().dfa(kind));
+        let mut out = String::with_capacity(4 * REPLY);
+        let mut r = compiled.replacer();
+        let want = run_replies(&compiled, Some(&mut r), &replies, &mut out);
+        assert_eq!(run_replies(&compiled, None, &replies, &mut out), want);
+        let mut g = c.benchmark_group(format!("replies_fresh_vs_reused/{name}"));
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.sampling_mode(SamplingMode::Flat);
+        g.bench_function("reused", |b| {
+            b.iter(|| run_replies(&compiled, Some(&mut r), black_box(&replies), &mut out))
+        });
+        g.bench_function("fresh", |b| {
+            b.iter(|| run_replies(&compiled, None, black_box(&replies), &mut out))
+        });
+        g.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = corpus::criterion_config();
-    targets = throughput
+    targets = throughput, replies
 }
 criterion_main!(benches);

@@ -7,7 +7,7 @@
 use arbitrary::{Arbitrary, Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use regex_automata::{meta, Anchored, Input};
-use stream_replace::{Config, HeldLimit, Pattern, Replacement, Rules};
+use stream_replace::{Config, DfaKind, HeldLimit, Pattern, Replacement, Rules};
 
 const MAX_RULES: usize = 4;
 const MAX_PATTERN: usize = 64;
@@ -200,7 +200,7 @@ fuzz_target!(|case: Case| {
         config = config.size_limit(n);
     }
     if let Some(n) = case.cache_capacity {
-        config = config.cache_capacity(n);
+        config = config.dfa(DfaKind::Lazy).cache_capacity(n);
     }
     if let Some(n) = case.max_held {
         config = config.max_held(n);

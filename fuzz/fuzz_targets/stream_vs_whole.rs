@@ -16,7 +16,7 @@
 use arbitrary::{Arbitrary, Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use regex_automata::meta;
-use stream_replace::{Config, ErrorKind, Pattern, Replacement, Rules};
+use stream_replace::{Config, DfaKind, ErrorKind, Pattern, Replacement, Rules};
 
 const MAX_TEXT: usize = 512;
 
@@ -159,10 +159,13 @@ struct Rule {
 /// Which engine paths a case runs on.
 #[derive(Clone, Copy, Debug)]
 enum Engine {
-    /// The default configuration.
+    /// The default configuration (a dense DFA when it fits).
     Default,
     /// The fast paths off: every byte through the general thread loop.
     General,
+    /// The lazy DFA with a new cache for every call, as if each feed ran
+    /// on another thread: the stream works its DFA states out again.
+    Migrating,
     /// A small lazy DFA cache, which forces cache clears mid-stream and the
     /// NFA fallback.
     Cache(usize),
@@ -287,9 +290,10 @@ impl<'a> Arbitrary<'a> for Case {
         for _ in 0..u.int_in_range(1..=4)? {
             rules.push(rule(u, &word)?);
         }
-        let engine = match u.int_in_range(0..=5)? {
+        let engine = match u.int_in_range(0..=6)? {
             0..=2 => Engine::Default,
             3 | 4 => Engine::General,
+            5 => Engine::Migrating,
             _ => Engine::Cache(*u.choose(&[MIN_CACHE, 1 << 10, 1 << 16])?),
         };
         let mut texts = Vec::new();
@@ -368,7 +372,8 @@ fuzz_target!(|case: Case| {
     let config = match case.engine {
         Engine::Default => Config::new(),
         Engine::General => Config::new().fast_paths(false),
-        Engine::Cache(n) => Config::new().cache_capacity(n),
+        Engine::Migrating => Config::new().dfa(DfaKind::Lazy).scratch_per_call(true),
+        Engine::Cache(n) => Config::new().dfa(DfaKind::Lazy).cache_capacity(n),
     };
     let mut builder = Rules::builder();
     for (i, r) in rules.iter().enumerate() {

@@ -1,5 +1,58 @@
-//! How a rule set is built and how its streams behave: [`Config`], and the
-//! policy at the held-text limit, [`HeldLimit`].
+//! How a rule set is built and how its streams behave: [`Config`], the
+//! automaton the streams step, [`DfaKind`], and the policy at the
+//! held-text limit, [`HeldLimit`].
+
+/// Which DFA the streams of a rule set step.
+///
+/// Both are the same automaton over every rule; they differ in when it is
+/// built and where its memory lives.
+///
+/// * A **dense** DFA is built whole by
+///   [`RulesBuilder::build`](crate::RulesBuilder::build) and shared by every
+///   stream: a stream holds only a few state ids and positions, and a fresh
+///   stream runs as fast as a reused one. It costs build time and memory
+///   once per rule set, which grow with the rules (the eight PII rules of
+///   this crate's benches: 0.2 MB and about 3 ms with Unicode `\b`, 6.6 MB
+///   and about 75 ms with ASCII `\b`, whose Unicode `\w` is then
+///   determinized in full).
+/// * A **lazy** DFA is built as text is seen, into caches of
+///   [`Config::cache_capacity`] bytes. Streams borrow a cache from a pool
+///   for the duration of each call (one per thread that feeds streams, in
+///   the common case), so a stream owns none. A cache starts cold and is
+///   cleared when full; a stream that finds its cache changed since its
+///   last call works its states out again from the text it holds. Building
+///   costs only the NFA, whatever the rules.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{Config, DfaKind, Rules};
+///
+/// for kind in [DfaKind::Auto, DfaKind::Dense, DfaKind::Lazy] {
+///     let rules = Rules::builder()
+///         .regex(r"[\w.+-]+@[\w-]+\.\w+", "[EMAIL]")
+///         .config(Config::new().dfa(kind))
+///         .build()?;
+///     assert_eq!(rules.replace_all("to ann@example.com"), "to [EMAIL]");
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DfaKind {
+    /// A dense DFA when it fits [`Config::dense_size_limit`], otherwise a
+    /// lazy one (the default). Building stops as soon as the dense DFA
+    /// outgrows the limit, so that attempt costs at most about the time to
+    /// build a DFA of that size.
+    #[default]
+    Auto,
+    /// Always a dense DFA; [`build`](crate::RulesBuilder::build) fails with
+    /// [`ErrorKind::TooBig`](crate::ErrorKind::TooBig) when it would exceed
+    /// [`Config::dense_size_limit`].
+    Dense,
+    /// Always a lazy DFA, with pooled caches.
+    Lazy,
+}
 
 /// What a stream does when its held text exceeds
 /// [`Config::max_held`].
@@ -69,7 +122,10 @@ pub struct Config {
     on_held_limit: HeldLimit,
     size_limit: usize,
     cache_capacity: usize,
+    dfa: DfaKind,
+    dense_size_limit: usize,
     fast_paths: bool,
+    scratch_per_call: bool,
 }
 
 impl Default for Config {
@@ -79,15 +135,19 @@ impl Default for Config {
             on_held_limit: HeldLimit::Fail,
             size_limit: 10 << 20,
             cache_capacity: 2 << 20,
+            dfa: DfaKind::Auto,
+            dense_size_limit: 8 << 20,
             fast_paths: true,
+            scratch_per_call: false,
         }
     }
 }
 
 impl Config {
     /// The default configuration: at most 1 MiB held per stream, fail closed
-    /// at that limit, a 10 MiB compiled size limit and a 2 MiB lazy DFA cache
-    /// per stream.
+    /// at that limit, a 10 MiB compiled size limit, a dense DFA when it
+    /// takes at most 8 MiB, and otherwise lazy DFA caches of 2 MiB (one per
+    /// thread that feeds streams, not one per stream).
     ///
     /// # Example
     ///
@@ -99,6 +159,7 @@ impl Config {
     /// assert_eq!(config.get_on_held_limit(), &HeldLimit::Fail);
     /// assert_eq!(config.get_size_limit(), 10 << 20);
     /// assert_eq!(config.get_cache_capacity(), 2 << 20);
+    /// assert_eq!(config.get_dense_size_limit(), 8 << 20);
     /// ```
     pub fn new() -> Config {
         Config::default()
@@ -168,14 +229,18 @@ impl Config {
         self
     }
 
-    /// The capacity, in bytes, of each stream's lazy DFA cache. When it
-    /// fills, the cache is cleared and the stream replays what it holds on
-    /// a slower engine, so results stay exact.
+    /// The capacity, in bytes, of each lazy DFA cache (see [`DfaKind`]).
+    /// Streams borrow caches from a pool shared by the rule set, one call
+    /// at a time: there is about one cache per thread feeding streams at
+    /// once, whatever the number of streams. When a cache fills, it is
+    /// cleared and the streams replay what they hold (on the DFA when it
+    /// is short, otherwise on a slower engine), so results stay exact.
     ///
-    /// Besides this cache, a stream memoises the transitions it takes while
-    /// at most one match is in progress: at most 64 rows of 4 bytes per
-    /// byte class of the rules (about 36 KiB at most for a rule set with
-    /// 140 classes), built as text is seen and cleared with the cache.
+    /// Besides this cache, each pooled scratch space memoises the
+    /// transitions taken while at most one match is in progress: at most 64
+    /// rows of 4 bytes per byte class of the rules (about 36 KiB at most
+    /// for a rule set with 140 classes), built as text is seen and cleared
+    /// with the cache. A dense DFA has the same memo, never cleared.
     ///
     /// # Example
     ///
@@ -194,6 +259,71 @@ impl Config {
     pub fn cache_capacity(mut self, bytes: usize) -> Config {
         self.cache_capacity = bytes;
         self
+    }
+
+    /// Which DFA the streams step: dense, built with the rules, or lazy,
+    /// built as text is seen (see [`DfaKind`] for the trade-off).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, DfaKind, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .literal("secret", "***")
+    ///     .config(Config::new().dfa(DfaKind::Lazy))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("a secret"), "a ***");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dfa(mut self, kind: DfaKind) -> Config {
+        self.dfa = kind;
+        self
+    }
+
+    /// The most bytes a dense DFA may take, and the most its build may use
+    /// (see [`DfaKind`]). Over it, [`DfaKind::Auto`] uses a lazy DFA and
+    /// [`DfaKind::Dense`] fails to build.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, DfaKind, ErrorKind, Rules};
+    ///
+    /// let config = Config::new().dfa(DfaKind::Dense).dense_size_limit(1 << 10);
+    /// let err = Rules::builder()
+    ///     .regex(r"\w{20}", "x")
+    ///     .config(config.clone())
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::TooBig);
+    /// // The automatic choice falls back to a lazy DFA.
+    /// let rules = Rules::builder()
+    ///     .regex(r"\w{20}", "x")
+    ///     .config(config.dfa(DfaKind::Auto))
+    ///     .build()?;
+    /// assert_eq!(rules.replace_all("abcdefghijklmnopqrst!"), "x!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dense_size_limit(mut self, bytes: usize) -> Config {
+        self.dense_size_limit = bytes;
+        self
+    }
+
+    /// Makes every call of every stream borrow a brand new scratch space
+    /// (lazy DFA cache, memos), for testing only: each feed then behaves
+    /// as if the stream had moved to a thread whose cache it never used,
+    /// so the tests check that streams resume exactly. Slow. Not part of
+    /// the stable API.
+    #[doc(hidden)]
+    pub fn scratch_per_call(mut self, yes: bool) -> Config {
+        self.scratch_per_call = yes;
+        self
+    }
+
+    #[doc(hidden)]
+    pub fn get_scratch_per_call(&self) -> bool {
+        self.scratch_per_call
     }
 
     /// Turns the engine's fast paths off (or on again), for testing only:
@@ -264,5 +394,32 @@ impl Config {
     /// ```
     pub fn get_cache_capacity(&self) -> usize {
         self.cache_capacity
+    }
+
+    /// See [`dfa`](Config::dfa).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, DfaKind};
+    ///
+    /// assert_eq!(Config::new().get_dfa(), DfaKind::Auto);
+    /// assert_eq!(Config::new().dfa(DfaKind::Lazy).get_dfa(), DfaKind::Lazy);
+    /// ```
+    pub fn get_dfa(&self) -> DfaKind {
+        self.dfa
+    }
+
+    /// See [`dense_size_limit`](Config::dense_size_limit).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Config;
+    ///
+    /// assert_eq!(Config::new().dense_size_limit(1 << 16).get_dense_size_limit(), 1 << 16);
+    /// ```
+    pub fn get_dense_size_limit(&self) -> usize {
+        self.dense_size_limit
     }
 }

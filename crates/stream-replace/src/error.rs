@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::guard::Block;
 
+use regex_automata::dfa::dense;
 use regex_automata::nfa::thompson;
 use regex_automata::{hybrid, meta};
 
@@ -47,6 +48,7 @@ enum Cause {
     Syntax(regex_syntax::Error),
     Regex(meta::BuildError),
     Dfa(hybrid::BuildError),
+    Dense(dense::BuildError),
 }
 
 /// What went wrong when building [`Rules`](crate::Rules).
@@ -123,6 +125,28 @@ impl Error {
             None => Error::new(ErrorKind::Build, None, None, chain(&e)),
         };
         err.cause = Some(Box::new(Cause::Dfa(e)));
+        err
+    }
+
+    /// An error of the dense DFA's build, when
+    /// [`DfaKind::Dense`](crate::DfaKind::Dense) asks for one: most often it
+    /// went over [`Config::dense_size_limit`](crate::Config::dense_size_limit).
+    pub(crate) fn from_dense(e: dense::BuildError, limit: usize) -> Error {
+        let mut err = if e.is_size_limit_exceeded() {
+            Error::new(
+                ErrorKind::TooBig,
+                None,
+                None,
+                format!(
+                    "its dense DFA exceeds the limit of {limit} bytes; raise it with \
+                     Config::dense_size_limit, or let the streams build their DFA lazily \
+                     with DfaKind::Auto or DfaKind::Lazy"
+                ),
+            )
+        } else {
+            Error::new(ErrorKind::Build, None, None, chain(&e))
+        };
+        err.cause = Some(Box::new(Cause::Dense(e)));
         err
     }
 
@@ -243,6 +267,7 @@ impl std::error::Error for Error {
             Cause::Syntax(e) => Some(e),
             Cause::Regex(e) => Some(e),
             Cause::Dfa(e) => Some(e),
+            Cause::Dense(e) => Some(e),
         }
     }
 }

@@ -57,7 +57,8 @@
 //!   [`flush`](Replacer::flush), [`reset`](Replacer::reset), byte variants
 //!   and allocation-free `_into` variants.
 //! * [`Config`] and [`HeldLimit`]: the cap on held bytes and what happens
-//!   there; size limits.
+//!   there; size limits; [`DfaKind`], the automaton the streams step (a
+//!   dense DFA shared by every stream, or a lazy one with pooled caches).
 //! * Adapters: [`wrap`] and [`wrap_bytes`] over an iterator of chunks,
 //!   [`ReplaceWriter`] and [`ReplaceReader`] for `std::io`, and
 //!   `wrap_stream` and `wrap_stream_bytes` over a `futures_core::Stream`
@@ -102,7 +103,7 @@ pub use crate::adapter::io::{ReplaceReader, ReplaceWriter};
 pub use crate::adapter::iter::{wrap, wrap_bytes, Wrap, WrapBytes};
 #[cfg(feature = "stream")]
 pub use crate::adapter::stream::{wrap_stream, wrap_stream_bytes, WrapStream, WrapStreamBytes};
-pub use crate::config::{Config, HeldLimit};
+pub use crate::config::{Config, DfaKind, HeldLimit};
 pub use crate::error::{Error, ErrorKind, StreamError, StreamErrorKind};
 pub use crate::guard::{
     Action, Block, Counters, EvaluateConfig, Evaluation, Event, Events, Rule, Trigger,

@@ -632,6 +632,28 @@ impl Rules {
         &self.inner.config
     }
 
+    /// The bytes of the dense DFA that every stream of these rules shares,
+    /// or `None` when the streams build their DFA lazily (see
+    /// [`DfaKind`](crate::DfaKind)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, DfaKind, Rules};
+    ///
+    /// let rules = Rules::builder().literal("secret", "***").build()?;
+    /// assert!(rules.dense_dfa_size().is_some());
+    /// let lazy = Rules::builder()
+    ///     .literal("secret", "***")
+    ///     .config(Config::new().dfa(DfaKind::Lazy))
+    ///     .build()?;
+    /// assert_eq!(lazy.dense_dfa_size(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dense_dfa_size(&self) -> Option<usize> {
+        self.inner.program.dense_size()
+    }
+
     /// Appends rule `rule`'s replacement of the decided match
     /// `haystack[span]` to `out`. `offset` is the stream offset of
     /// `haystack[0]`. Look-around in the rule sees the bytes of `haystack`

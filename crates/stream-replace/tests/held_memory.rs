@@ -6,7 +6,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use stream_replace::{Config, Rules, StreamErrorKind};
+use stream_replace::{Config, DfaKind, Rules, StreamErrorKind};
 
 /// Counts the bytes live on the heap and their peak.
 struct Counting;
@@ -147,4 +147,127 @@ fn replace_all_with_200_email_rules_stays_small() {
     );
     assert_eq!(out.matches("[E0]").count(), 2600);
     assert!(peak < 16 << 20, "replace_all peaked at {peak} bytes");
+}
+
+/// The gateway's PII rules: a `<think>` block, email, phone, SSN and an
+/// `sk-` key, with default (Unicode) classes.
+fn gateway_rules(config: Config) -> Rules {
+    Rules::builder()
+        .regex(r"<think>[\s\S]*?</think>", "")
+        .regex(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}", "[EMAIL]")
+        .regex(
+            r"(?:\+1[ .-]?)?(?:\(\d{3}\) ?|\b\d{3}[ .-])\d{3}[.-]\d{4}\b",
+            "[PHONE]",
+        )
+        .regex(r"\b\d{3}-\d{2}-\d{4}\b", "[SSN]")
+        .regex(r"\bsk-[A-Za-z0-9]{32}\b", "[API_KEY]")
+        .config(config)
+        .build()
+        .unwrap()
+}
+
+/// About 2 KB of a reply: prose with PII, a closed `<think>` block, a
+/// little non-ASCII text, and an unclosed `<think>` at the end when `open`.
+fn reply(i: usize, open: bool) -> String {
+    let mut s = String::new();
+    let mut k = 0;
+    while s.len() < 1900 {
+        s += &format!(
+            "Sure, reply {i} part {k}: write to ann.lee{k}@example{i}.org or call \
+             (555) 123-{:04}; SSN 123-45-{:04}, key sk-{:032} — café ok. \
+             <think>check {k}</think>Done. ",
+            (i + k) % 10_000,
+            (i * 7 + k) % 10_000,
+            i * 1000 + k
+        );
+        k += 1;
+    }
+    if open {
+        s += "<think>still thinking about it";
+    }
+    s
+}
+
+/// Token-sized pieces of `text`: 1 to 12 bytes, cut at character
+/// boundaries, the same for every run.
+fn tokens(text: &str, seed: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    let mut x = (seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    while at < text.len() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut end = (at + 1 + (x % 12) as usize).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[at..end]);
+        at = end;
+    }
+    out
+}
+
+/// 10,000 live streams, each fed about 2 KB of a reply in token-sized
+/// pieces: what each costs on the heap, besides the bytes it holds (the
+/// last reply of every tenth stream ends in an unclosed `<think>`), is at
+/// most 2 KiB, whichever DFA the rules use. The automaton and the
+/// pool's scratch spaces are shared: they are not part of a stream.
+#[test]
+fn ten_thousand_live_streams_cost_under_2_kib_each() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    const STREAMS: usize = 10_000;
+    for (name, config) in [
+        ("auto (dense)", Config::new()),
+        ("lazy, pooled caches", Config::new().dfa(DfaKind::Lazy)),
+    ] {
+        let rules = gateway_rules(config);
+        let replies: Vec<String> = (0..16).map(|i| reply(i, i % 10 == 9)).collect();
+        let mut out = String::new();
+        // Warm the shared parts (the pool's scratch) outside the count.
+        let mut warm = rules.replacer();
+        for t in tokens(&replies[0], 0) {
+            warm.feed_into(t, &mut out).unwrap();
+        }
+        warm.flush_into(&mut out).unwrap();
+        drop(warm);
+        out = String::with_capacity(64);
+        let before = LIVE.load(Ordering::Relaxed);
+        let ((streams, held), peak, took) = measure(|| {
+            let mut streams = Vec::with_capacity(STREAMS);
+            let mut held = 0;
+            let mut fed = 0;
+            for i in 0..STREAMS {
+                let mut r = rules.replacer();
+                let text = &replies[i % replies.len()];
+                for t in tokens(text, i) {
+                    r.feed_into(t, &mut out).unwrap();
+                    out.clear();
+                }
+                fed += text.len();
+                held += r.held();
+                streams.push(r);
+            }
+            assert!(fed >= STREAMS * 1900);
+            (streams, held)
+        });
+        let live = LIVE.load(Ordering::Relaxed);
+        let bytes = live - before;
+        let per_stream = (bytes - held) / STREAMS;
+        eprintln!(
+            "{name}: {STREAMS} live streams after ~2 KB each: {bytes} bytes live \
+             ({peak} at the peak), {held} bytes held in all, {per_stream} bytes per stream \
+             besides held bytes \
+             (size_of::<Replacer>() = {}); dense DFA: {:?} bytes; {took:?}",
+            std::mem::size_of::<stream_replace::Replacer>(),
+            rules.dense_dfa_size(),
+        );
+        assert!(held > 0, "the unclosed blocks are held");
+        assert!(
+            per_stream <= 2 << 10,
+            "{name}: {per_stream} bytes per live stream besides held bytes"
+        );
+        drop(streams);
+        assert!(LIVE.load(Ordering::Relaxed) < live);
+    }
 }

@@ -6,12 +6,10 @@
 //! transitions on every byte class, so the answers are memoised per
 //! generation of the cache.
 
-use regex_automata::hybrid::dfa::{Cache, DFA};
-use regex_automata::hybrid::LazyStateID;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use super::single;
+use super::dfa::Dfa;
 
 /// What the future of a DFA state holds, whatever bytes come next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,8 +31,8 @@ pub(super) enum Future {
 /// transition (which the DFA cannot follow) stands in the way of a
 /// conclusion, or a cache clear on the way made `sid` stale (the caller
 /// sees the clear).
-pub(super) fn future(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Future {
-    let clears = cache.clear_count();
+pub(super) fn future<D: Dfa>(dfa: &D, cache: &mut D::Cache, sid: D::Sid) -> Future {
+    let clears = D::clear_count(cache);
     let mut unknown = false;
     match finished(dfa, cache, sid) {
         Fin::Yes => return Future::Finished,
@@ -43,8 +41,8 @@ pub(super) fn future(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Future {
         Fin::No => {}
     }
     let rule = match dfa.next_eoi_state(cache, sid) {
-        Ok(eoi) if cache.clear_count() == clears && eoi.is_match() => {
-            dfa.match_pattern(cache, eoi, 0)
+        Ok(eoi) if D::clear_count(cache) == clears && dfa.is_match(eoi) => {
+            dfa.match_rule(cache, eoi)
         }
         _ => {
             return if unknown {
@@ -59,14 +57,14 @@ pub(super) fn future(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Future {
         let Ok(n) = dfa.next_state(cache, sid, b) else {
             return Future::Unknown;
         };
-        if cache.clear_count() != clears {
+        if D::clear_count(cache) != clears {
             return Future::Unknown;
         }
-        if n.is_quit() {
+        if dfa.is_quit(n) {
             unknown = true;
             continue;
         }
-        if !n.is_match() || dfa.match_pattern(cache, n, 0) != rule {
+        if !dfa.is_match(n) || dfa.match_rule(cache, n) != rule {
             return Future::Open;
         }
         match finished(dfa, cache, n) {
@@ -74,14 +72,14 @@ pub(super) fn future(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Future {
             Fin::No => return Future::Open,
             Fin::Quit | Fin::Stale => unknown = true,
         }
-        if cache.clear_count() != clears {
+        if D::clear_count(cache) != clears {
             return Future::Unknown;
         }
     }
     if unknown {
         Future::Unknown
     } else {
-        Future::EndsHere(rule.as_usize())
+        Future::EndsHere(rule)
     }
 }
 
@@ -96,27 +94,27 @@ enum Fin {
     Stale,
 }
 
-fn finished(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Fin {
-    let clears = cache.clear_count();
+fn finished<D: Dfa>(dfa: &D, cache: &mut D::Cache, sid: D::Sid) -> Fin {
+    let clears = D::clear_count(cache);
     let mut quit = false;
     for unit in dfa.byte_classes().representatives(..) {
         let Some(b) = unit.as_u8() else { continue };
         let n = dfa.next_state(cache, sid, b);
-        if cache.clear_count() != clears {
+        if D::clear_count(cache) != clears {
             return Fin::Stale;
         }
         match n {
-            Ok(n) if n.is_dead() => {}
-            Ok(n) if n.is_quit() => quit = true,
+            Ok(n) if dfa.is_dead(n) => {}
+            Ok(n) if dfa.is_quit(n) => quit = true,
             _ => return Fin::No,
         }
     }
     let eoi = dfa.next_eoi_state(cache, sid);
-    if cache.clear_count() != clears {
+    if D::clear_count(cache) != clears {
         return Fin::Stale;
     }
     match eoi {
-        Ok(eoi) if !eoi.is_match() && !eoi.is_quit() => {
+        Ok(eoi) if !dfa.is_match(eoi) && !dfa.is_quit(eoi) => {
             if quit {
                 Fin::Quit
             } else {
@@ -130,9 +128,12 @@ fn finished(dfa: &DFA, cache: &mut Cache, sid: LazyStateID) -> Fin {
 /// The memo of DFA states' `Future`s, for one generation of the cache: a
 /// map, and the last few entries used, looked at first.
 #[derive(Debug)]
-pub(super) struct Futures {
-    map: HashMap<LazyStateID, Future, BuildHasherDefault<IdHasher>>,
-    recent: [(LazyStateID, Future); RECENT],
+pub(super) struct Futures<S> {
+    map: HashMap<S, Future, BuildHasherDefault<IdHasher>>,
+    recent: [(S, Future); RECENT],
+    /// A state id that is never a real state, for the empty slots of
+    /// `recent`.
+    none: S,
     /// The cache's clear count the entries are valid for.
     clears: usize,
 }
@@ -140,24 +141,23 @@ pub(super) struct Futures {
 /// Entries of `Futures::recent`.
 const RECENT: usize = 4;
 
-impl Default for Futures {
-    fn default() -> Futures {
+impl<S: Copy + Eq + Hash> Futures<S> {
+    pub(super) fn new(none: S) -> Futures<S> {
         Futures {
             map: HashMap::default(),
-            recent: [(single::no_thread(), Future::Open); RECENT],
+            recent: [(none, Future::Open); RECENT],
+            none,
             clears: 0,
         }
     }
-}
 
-impl Futures {
     /// The memoised future of `sid`; `clears` is the cache's clear count
     /// now (a different one forgets every entry first).
     #[inline(always)]
-    pub(super) fn get(&mut self, sid: LazyStateID, clears: usize) -> Option<Future> {
+    pub(super) fn get(&mut self, sid: S, clears: usize) -> Option<Future> {
         if self.clears != clears {
             self.map.clear();
-            self.recent = [(single::no_thread(), Future::Open); RECENT];
+            self.recent = [(self.none, Future::Open); RECENT];
             self.clears = clears;
         }
         if let Some(&(_, f)) = self.recent.iter().find(|(k, _)| *k == sid) {
@@ -168,14 +168,26 @@ impl Futures {
         Some(f)
     }
 
+    /// The memoised future of `sid`, without touching the memo (for a
+    /// memo shared by every stream, of a DFA without a cache).
+    #[inline(always)]
+    pub(super) fn peek(&self, sid: S) -> Option<Future> {
+        self.map.get(&sid).copied()
+    }
+
+    /// How many futures it holds.
+    pub(super) fn len(&self) -> usize {
+        self.map.len()
+    }
+
     /// Memoises the future of `sid`, for the clear count last given to
     /// `get`.
-    pub(super) fn insert(&mut self, sid: LazyStateID, f: Future) {
+    pub(super) fn insert(&mut self, sid: S, f: Future) {
         self.map.insert(sid, f);
         self.remember(sid, f);
     }
 
-    fn remember(&mut self, sid: LazyStateID, f: Future) {
+    fn remember(&mut self, sid: S, f: Future) {
         self.recent.rotate_right(1);
         self.recent[0] = (sid, f);
     }

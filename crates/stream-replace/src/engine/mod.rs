@@ -14,7 +14,7 @@
 //! and those before it excluded there, `Matcher::exclude`), or stops the
 //! stream before it (nothing more is scanned or released until a reset).
 //!
-//! One matcher follows every rule today: [`threads`], a lazy DFA stepped
+//! One matcher follows every rule today: [`threads`], a DFA (see `dfa`) stepped
 //! as a set of threads, with the Thompson NFA (`nfa`) as its exact
 //! fallback and two memos for its fast paths (`single`, `futures`).
 //!
@@ -37,6 +37,7 @@
 //!   [`matcher::pick`]); with one matcher, a decided candidate is released
 //!   at once, so none is pending between calls.
 
+mod dfa;
 mod futures;
 mod matcher;
 mod nfa;
@@ -119,6 +120,11 @@ impl Program {
         Ok(Program {
             threads: threads::Program::new(sources, config)?,
         })
+    }
+
+    /// The size of the dense DFA the streams step, if they step one.
+    pub(crate) fn dense_size(&self) -> Option<usize> {
+        self.threads.dense_size()
     }
 }
 

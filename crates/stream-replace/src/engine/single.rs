@@ -10,23 +10,21 @@
 //! alone (a match, a quit, two live threads) are marked to exit. Each
 //! transition is worked out once and then costs one table lookup.
 
-use regex_automata::hybrid::dfa::Cache;
-use regex_automata::hybrid::LazyStateID;
 use regex_automata::util::start;
 use regex_automata::Anchored;
 
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use super::dfa::Dfa;
 use super::is_continuation;
-use super::threads::{byte_kind, Program};
+use super::threads::{byte_kind, Prog};
 
-/// No thread: a state ID that is never a real state (index 0 of the
-/// transition table is the unknown state, whose ID is always tagged).
-#[inline(always)]
-pub(super) fn no_thread() -> LazyStateID {
-    LazyStateID::default()
-}
-
-/// Configurations kept before the memo starts over.
+/// Configurations a scratch's memo keeps before it starts over.
 const MAX_CONFIGS: usize = 64;
+
+/// The most bytes of table a frozen memo may take.
+const FROZEN_BYTES: usize = 1 << 20;
 
 /// An entry's low bits: the offset in `Single::table` of the next
 /// configuration's row (so stepping is a load and a mask).
@@ -48,12 +46,12 @@ pub(super) enum Step {
     Stale,
 }
 
-/// The memo, per stream. Valid while the DFA cache's clear count is
-/// `clears`.
-#[derive(Debug, Default)]
-pub(super) struct Single {
-    /// (thread state or `no_thread()`, kind of the byte before).
-    configs: Vec<(LazyStateID, u8)>,
+/// The memo, kept with the DFA cache it was worked out with (in a scratch
+/// that streams borrow). Valid while the cache's clear count is `clears`.
+#[derive(Debug)]
+pub(super) struct Single<S> {
+    /// (thread state or `Dfa::none()`, kind of the byte before).
+    configs: Vec<(S, u8)>,
     /// `configs.len()` rows of `Program::nclasses` entries (0 is unknown),
     /// each followed by its configuration's index in `configs`.
     table: Vec<u32>,
@@ -63,9 +61,205 @@ pub(super) struct Single {
     /// Set when a configuration could not be added: start over at the next
     /// entry to the loop.
     full: bool,
+    /// The most configurations kept.
+    max: usize,
 }
 
-impl Single {
+/// What the one-thread loop needs of a memo: a scratch's own, which learns
+/// as it goes ([`Single`]), or a frozen one shared by every stream
+/// ([`FrozenRef`]).
+pub(super) trait Memo<S> {
+    /// Makes the memo valid for the cache's clear count `clears`.
+    fn prepare(&mut self, clears: usize);
+    /// The row of a configuration, if the memo has or can add it.
+    fn config<D: Dfa<Sid = S>>(&mut self, prog: &Prog<D>, sid: S, kind: u8) -> Option<usize>;
+    /// The table (see [`Single::table`]).
+    fn table(&self) -> &[u32];
+    /// Works out an unknown entry, if the memo can learn.
+    fn step<D: Dfa<Sid = S>>(
+        &mut self,
+        prog: &Prog<D>,
+        cache: &mut D::Cache,
+        row: usize,
+        lb: Option<u8>,
+        b: u8,
+    ) -> Step;
+    /// The thread state of the configuration at `row`.
+    fn state<D: Dfa<Sid = S>>(&self, prog: &Prog<D>, row: usize) -> S;
+    /// Records where the loop stopped.
+    fn leave(&mut self, row: usize);
+}
+
+impl<S: Copy + Eq> Memo<S> for Single<S> {
+    #[inline(always)]
+    fn prepare(&mut self, clears: usize) {
+        Single::prepare(self, clears)
+    }
+
+    #[inline(always)]
+    fn config<D: Dfa<Sid = S>>(&mut self, prog: &Prog<D>, sid: S, kind: u8) -> Option<usize> {
+        Single::config(self, prog, sid, kind)
+    }
+
+    #[inline(always)]
+    fn table(&self) -> &[u32] {
+        Single::table(self)
+    }
+
+    #[inline(always)]
+    fn step<D: Dfa<Sid = S>>(
+        &mut self,
+        prog: &Prog<D>,
+        cache: &mut D::Cache,
+        row: usize,
+        lb: Option<u8>,
+        b: u8,
+    ) -> Step {
+        Single::step(self, prog, cache, row, lb, b)
+    }
+
+    #[inline(always)]
+    fn state<D: Dfa<Sid = S>>(&self, prog: &Prog<D>, row: usize) -> S {
+        Single::state(self, prog, row)
+    }
+
+    #[inline(always)]
+    fn leave(&mut self, row: usize) {
+        Single::leave(self, row)
+    }
+}
+
+/// A memo worked out whole (up to `FROZEN_BYTES`) when the rules are built,
+/// for a DFA whose state ids are stable: shared, never changed.
+#[derive(Debug)]
+pub(super) struct Frozen<S> {
+    memo: Single<S>,
+    /// The row of each configuration.
+    rows: HashMap<(S, u8), usize>,
+}
+
+/// A frozen memo and the stream's own hint: the row where its last call
+/// stopped, where the next one most often starts.
+pub(super) struct FrozenRef<'a, S> {
+    pub(super) frozen: &'a Frozen<S>,
+    pub(super) hint: &'a mut usize,
+}
+
+impl<S: Copy + Eq + Hash> Frozen<S> {
+    /// Works out every configuration reachable from the idle ones, in the
+    /// order the loop would meet them, up to `FROZEN_BYTES` of table.
+    /// Unknown entries (past the limit, or where the DFA cannot tell) send
+    /// the loop to the general path.
+    pub(super) fn new<D: Dfa<Sid = S>>(prog: &Prog<D>, cache: &mut D::Cache) -> Frozen<S> {
+        let n = prog.nclasses;
+        let mut memo = Single::new();
+        memo.max = (FROZEN_BYTES / (4 * (n + 1))).max(MAX_CONFIGS);
+        // A byte of each class, and a look-behind of each kind.
+        let mut reps = vec![0u8; n];
+        for b in (0..=255u8).rev() {
+            reps[prog.classes[b as usize] as usize] = b;
+        }
+        let behind = [
+            None,
+            Some(b'\n'),
+            Some(b'\r'),
+            Some(b'a'),
+            Some(b' '),
+            Some(0xC3),
+        ];
+        debug_assert!(behind
+            .iter()
+            .enumerate()
+            .all(|(k, lb)| prog.kind(*lb) as usize == k));
+        for lb in behind {
+            memo.config(prog, prog.dfa.none(), prog.kind(lb));
+        }
+        let mut c = 0;
+        while c < memo.configs.len() {
+            let row = c * (n + 1);
+            let lb = behind[memo.configs[c].1 as usize];
+            for &b in &reps {
+                if let Step::Stale = memo.step(prog, cache, row, lb, b) {
+                    unreachable!("a frozen memo is for a DFA without a cache to clear");
+                }
+            }
+            c += 1;
+        }
+        let rows = memo
+            .configs
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (c, i * (n + 1)))
+            .collect();
+        Frozen { memo, rows }
+    }
+
+    /// The bytes the memo takes.
+    pub(super) fn memory_usage(&self) -> usize {
+        self.memo.table.len() * 4
+            + self.memo.configs.len() * std::mem::size_of::<(S, u8)>()
+            + self.rows.len() * (std::mem::size_of::<((S, u8), usize)>() + 1)
+    }
+}
+
+impl<S: Copy + Eq + Hash> Memo<S> for FrozenRef<'_, S> {
+    #[inline(always)]
+    fn prepare(&mut self, _: usize) {}
+
+    #[inline(always)]
+    fn config<D: Dfa<Sid = S>>(&mut self, prog: &Prog<D>, sid: S, kind: u8) -> Option<usize> {
+        let memo = &self.frozen.memo;
+        let n = prog.nclasses;
+        let hint = *self.hint;
+        if hint + n < memo.table.len() && memo.configs[memo.table[hint + n] as usize] == (sid, kind)
+        {
+            return Some(hint);
+        }
+        let row = *self.frozen.rows.get(&(sid, kind))?;
+        *self.hint = row;
+        Some(row)
+    }
+
+    #[inline(always)]
+    fn table(&self) -> &[u32] {
+        &self.frozen.memo.table
+    }
+
+    #[inline(always)]
+    fn step<D: Dfa<Sid = S>>(
+        &mut self,
+        _: &Prog<D>,
+        _: &mut D::Cache,
+        _: usize,
+        _: Option<u8>,
+        _: u8,
+    ) -> Step {
+        Step::Entry(EXIT)
+    }
+
+    #[inline(always)]
+    fn state<D: Dfa<Sid = S>>(&self, prog: &Prog<D>, row: usize) -> S {
+        self.frozen.memo.state(prog, row)
+    }
+
+    #[inline(always)]
+    fn leave(&mut self, row: usize) {
+        *self.hint = row;
+    }
+}
+
+impl<S: Copy + Eq> Single<S> {
+    pub(super) fn new() -> Single<S> {
+        Single {
+            configs: Vec::new(),
+            table: Vec::new(),
+            hint: 0,
+            clears: 0,
+            full: false,
+            max: MAX_CONFIGS,
+        }
+    }
+
     /// Makes the memo valid for `clears`, starting over if needed.
     pub(super) fn prepare(&mut self, clears: usize) {
         if self.clears != clears || self.full {
@@ -85,7 +279,12 @@ impl Single {
 
     /// The row (offset in `table`) of a configuration, added if new; `None`
     /// when the memo is full.
-    pub(super) fn config(&mut self, prog: &Program, sid: LazyStateID, kind: u8) -> Option<usize> {
+    pub(super) fn config<D: Dfa<Sid = S>>(
+        &mut self,
+        prog: &Prog<D>,
+        sid: S,
+        kind: u8,
+    ) -> Option<usize> {
         let n = prog.nclasses;
         if self.hint + n < self.table.len()
             && self.configs[self.table[self.hint + n] as usize] == (sid, kind)
@@ -96,7 +295,7 @@ impl Single {
             self.hint = i * (n + 1);
             return Some(self.hint);
         }
-        if self.configs.len() == MAX_CONFIGS {
+        if self.configs.len() == self.max {
             self.full = true;
             return None;
         }
@@ -108,10 +307,10 @@ impl Single {
         Some(row)
     }
 
-    /// The thread state of the configuration at `row` (`no_thread()` for
+    /// The thread state of the configuration at `row` (`Dfa::none()` for
     /// none).
     #[inline(always)]
-    pub(super) fn state(&self, prog: &Program, row: usize) -> LazyStateID {
+    pub(super) fn state<D: Dfa<Sid = S>>(&self, prog: &Prog<D>, row: usize) -> S {
         self.configs[self.table[row + prog.nclasses] as usize].0
     }
 
@@ -125,33 +324,33 @@ impl Single {
     /// Works out the entry for the configuration at `row` on byte `b`,
     /// whose look-behind is `lb`, and stores it when it does not depend on
     /// the cache.
-    pub(super) fn step(
+    pub(super) fn step<D: Dfa<Sid = S>>(
         &mut self,
-        prog: &Program,
-        cache: &mut Cache,
+        prog: &Prog<D>,
+        cache: &mut D::Cache,
         row: usize,
         lb: Option<u8>,
         b: u8,
     ) -> Step {
         let dfa = &prog.dfa;
-        let clears = cache.clear_count();
+        let clears = D::clear_count(cache);
         let sid = self.state(prog, row);
         let slot = row + prog.classes[b as usize] as usize;
-        let none = no_thread();
+        let none = dfa.none();
         let mut next = none;
         let mut restart = false;
         if sid != none {
             let Ok(n) = dfa.next_state(cache, sid, b) else {
                 return Step::Entry(EXIT);
             };
-            if cache.clear_count() != clears {
+            if D::clear_count(cache) != clears {
                 return Step::Stale;
             }
-            if n.is_tagged() && !n.is_dead() {
+            if dfa.is_special(n) && !dfa.is_dead(n) {
                 self.table[slot] = KNOWN | EXIT;
                 return Step::Entry(KNOWN | EXIT);
             }
-            if !n.is_dead() {
+            if !dfa.is_dead(n) {
                 next = n;
             }
         }
@@ -163,11 +362,11 @@ impl Single {
             let Ok(n0) = dfa.next_state(cache, s0, b) else {
                 return Step::Entry(EXIT);
             };
-            if cache.clear_count() != clears {
+            if D::clear_count(cache) != clears {
                 return Step::Stale;
             }
-            if !n0.is_dead() {
-                if n0.is_tagged() || (next != none && next != n0) {
+            if !dfa.is_dead(n0) {
+                if dfa.is_special(n0) || (next != none && next != n0) {
                     self.table[slot] = KNOWN | EXIT;
                     return Step::Entry(KNOWN | EXIT);
                 }

@@ -1,18 +1,26 @@
-//! The thread matcher: one lazy DFA over all rules, with the Thompson NFA
-//! as its exact fallback.
+//! The thread matcher: one DFA over all rules, with the Thompson NFA as its
+//! exact fallback.
 //!
-//! The lazy DFA (leftmost-first, anchored) is stepped a byte at a time as a
+//! The DFA (leftmost-first, anchored; dense, built with the rules, or lazy:
+//! see `dfa`) is stepped a byte at a time as a
 //! set of live threads, one per candidate start position, in start order
 //! (which is priority order). A match state records the global best match
 //! and drops every later thread; two threads in the same state have the
 //! same future, so only the earlier is kept; a match is decided once a best
 //! match exists and no thread is left.
 //!
-//! Where the lazy DFA cannot go on (a quit byte: a non-ASCII byte when a
-//! rule uses Unicode word look-around; or a cache clear, which invalidates
+//! Where the DFA cannot go on (a quit byte: a non-ASCII byte when a rule
+//! uses Unicode word look-around; or a lazy cache clear, which invalidates
 //! the states held), the held region is replayed from its earliest live
 //! start with the same thread logic over the Thompson NFA (see `nfa`), and
 //! the matcher goes back to the DFA once nothing is alive.
+//!
+//! A stream owns only its threads (start positions and state ids) and
+//! positions. What it steps them with, the lazy DFA's cache and the memos
+//! below, is a `Scratch` borrowed from the program's pool for one call.
+//! Lazy state ids are only valid in the cache, and the generation of it,
+//! that made them: a stream that gets another cache, or finds its cache
+//! cleared since its last call, works them out again (`Core::resume`).
 //!
 //! Two fast paths keep the common cases cheap. With at most one live thread
 //! and no recorded match, the next step depends only on that thread's state
@@ -25,25 +33,95 @@
 //! At the end of a feed, `settle` drops threads that can no longer match and
 //! decides matches that end there whatever follows (see `futures`).
 
-use regex_automata::hybrid::dfa::{Cache, DFA};
-use regex_automata::hybrid::LazyStateID;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use regex_automata::hybrid::dfa::DFA;
 use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
+use regex_automata::util::pool::Pool;
 use regex_automata::util::prefilter::Prefilter;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind, PatternID, Span};
 
+use super::dfa::{Dense, Dfa, GaveUp, Lazy};
 use super::futures::{future, Future, Futures};
 use super::matcher::{Decided, Matcher, Scan};
+use super::single::{self, Memo};
 use super::tape::Tape;
-use super::{is_continuation, nfa, single, utf8_len};
-use crate::config::Config;
+use super::{is_continuation, nfa, utf8_len};
+use crate::config::{Config, DfaKind};
 use crate::error::Error;
 
-/// The immutable part of the thread matcher, shared by every stream.
+/// The immutable part of the thread matcher, shared by every stream: the
+/// program over one of the two DFAs.
 #[derive(Debug)]
-pub(crate) struct Program {
-    pub(super) dfa: DFA,
+pub(crate) struct Program(Progs);
+
+#[derive(Debug)]
+enum Progs {
+    Dense(Prog<Dense>),
+    Lazy(Prog<Lazy>),
+}
+
+/// What a stream borrows from its program for the duration of one call:
+/// the DFA's cache, the memos of the fast paths (valid for that cache),
+/// and the NFA fallback's scratch space. Never owned by a stream, so a
+/// stream between calls is only its threads.
+#[derive(Debug)]
+pub(crate) struct Scratch<D: Dfa> {
+    /// Unique among every scratch made: a stream knows whether it got the
+    /// same one back.
+    id: u64,
+    pub(super) cache: D::Cache,
+    nfa: nfa::Scratch,
+    /// Spare lists for `run_nfa`, kept empty between calls: the threads
+    /// kept by a step, and the closed sets seen in it (for merging).
+    nfa_kept: Vec<NThread>,
+    nfa_closed: Vec<Vec<StateID>>,
+    /// `Future` of DFA states seen at the end of a feed.
+    futures: Futures<D::Sid>,
+    /// The one-thread loop's memo of configurations.
+    single: single::Single<D::Sid>,
+}
+
+/// The source of `Scratch::id`; 0 is never given (a fresh stream has seen
+/// no scratch).
+static SCRATCH_IDS: AtomicU64 = AtomicU64::new(1);
+
+impl<D: Dfa> Scratch<D> {
+    fn new(dfa: &D) -> Scratch<D> {
+        Scratch {
+            id: SCRATCH_IDS.fetch_add(1, Ordering::Relaxed),
+            cache: dfa.create_cache(),
+            nfa: nfa::Scratch::default(),
+            nfa_kept: Vec::new(),
+            nfa_closed: Vec::new(),
+            futures: Futures::new(dfa.none()),
+            single: single::Single::new(),
+        }
+    }
+}
+
+/// The pool's constructor: a scratch is made on first use, by the caller,
+/// which has the DFA at hand.
+type ScratchPool<D> = Pool<Option<Box<Scratch<D>>>, fn() -> Option<Box<Scratch<D>>>>;
+
+fn no_scratch<D: Dfa>() -> Option<Box<Scratch<D>>> {
+    None
+}
+
+/// The program over the DFA `D`.
+#[derive(Debug)]
+pub(crate) struct Prog<D: Dfa> {
+    pub(super) dfa: D,
+    nfa: NFA,
+    /// The scratch spaces streams borrow: `regex-automata`'s pool, whose
+    /// first user thread gets its own without synchronisation, and other
+    /// threads one from a stack.
+    pool: ScratchPool<D>,
+    /// Set for testing: every call gets a new scratch, as if each feed of
+    /// a stream ran on another thread.
+    fresh: bool,
     /// For each look-behind (index 0: start of input, `1 + b`: byte `b`),
     /// 256 bits: whether a thread started after it survives its first
     /// byte. Quit bytes and unknown starts are set.
@@ -66,7 +144,22 @@ pub(crate) struct Program {
     /// feed). Off, every byte goes through the general thread loop, so the
     /// tests can check each fast path against it.
     fast: bool,
+    /// For a DFA without a cache (the dense one): the one-thread loop's
+    /// memo and the futures of the DFA's states, worked out when the rules
+    /// are built, so that a feed the tight loops step whole borrows no
+    /// scratch space.
+    frozen: Option<Box<FrozenMemos<D::Sid>>>,
 }
+
+/// See `Prog::frozen`.
+#[derive(Debug)]
+struct FrozenMemos<S> {
+    single: single::Frozen<S>,
+    futures: Futures<S>,
+}
+
+/// The most DFA states whose futures are worked out for a frozen memo.
+const FROZEN_FUTURES: usize = 1 << 16;
 
 /// Look-behind kinds, finer than the DFA's start states: start of input,
 /// `\n`, `\r`, ASCII word byte, other ASCII byte, non-ASCII byte.
@@ -85,28 +178,68 @@ pub(super) fn byte_kind(b: u8) -> u8 {
 }
 
 impl Program {
+    /// Builds the NFA and the lazy DFA over it and, as `config` asks, a
+    /// dense DFA in place of the lazy one.
     pub(crate) fn new(sources: &[String], config: &Config) -> Result<Program, Error> {
-        let dfa = DFA::builder()
-            .configure(
-                DFA::config()
-                    .match_kind(MatchKind::LeftmostFirst)
-                    .unicode_word_boundary(true)
-                    .cache_capacity(config.get_cache_capacity())
-                    .skip_cache_capacity_check(true),
-            )
-            .thompson(
-                thompson::Config::new()
-                    .nfa_size_limit(Some(config.get_size_limit()))
-                    .which_captures(WhichCaptures::None),
-            )
-            .build_many(sources)
-            .map_err(Error::from_dfa)?;
+        let lazy = Lazy(
+            DFA::builder()
+                .configure(
+                    DFA::config()
+                        .match_kind(MatchKind::LeftmostFirst)
+                        .unicode_word_boundary(true)
+                        .cache_capacity(config.get_cache_capacity())
+                        .skip_cache_capacity_check(true),
+                )
+                .thompson(
+                    thompson::Config::new()
+                        .nfa_size_limit(Some(config.get_size_limit()))
+                        .which_captures(WhichCaptures::None),
+                )
+                .build_many(sources)
+                .map_err(Error::from_dfa)?,
+        );
+        let nfa = lazy.0.get_nfa().clone();
+        let limit = config.get_dense_size_limit();
+        let dense = match config.get_dfa() {
+            DfaKind::Lazy => None,
+            DfaKind::Auto => Dense::build(&nfa, limit).ok(),
+            DfaKind::Dense => {
+                Some(Dense::build(&nfa, limit).map_err(|e| Error::from_dense(*e, limit))?)
+            }
+        };
+        // The tables are the same for both DFAs (one automaton); the lazy
+        // one, already built, works them out.
+        let prog = Prog::new(lazy, nfa, sources, config);
+        Ok(Program(match dense {
+            Some(dense) => {
+                let mut prog = prog.with_dfa(dense);
+                if prog.fast {
+                    prog.freeze();
+                }
+                Progs::Dense(prog)
+            }
+            None => Progs::Lazy(prog),
+        }))
+    }
+
+    /// Whether the streams step a dense DFA built with the rules (rather
+    /// than a lazy one), and its size.
+    pub(crate) fn dense_size(&self) -> Option<usize> {
+        match &self.0 {
+            Progs::Dense(p) => Some(p.dfa.memory_usage() + p.frozen_size()),
+            Progs::Lazy(_) => None,
+        }
+    }
+}
+
+impl<D: Dfa> Prog<D> {
+    fn new(dfa: D, nfa: NFA, sources: &[String], config: &Config) -> Prog<D> {
         let mut cache = dfa.create_cache();
         let mut may_start = Box::new([[0u64; 4]; 257]);
         for (lb, row) in may_start.iter_mut().enumerate() {
             *row = start_row(&dfa, &mut cache, (lb > 0).then(|| (lb - 1) as u8));
         }
-        let first = nfa::first_bytes(dfa.get_nfa());
+        let first = nfa::first_bytes(&nfa);
         let never = sources.is_empty() || may_start.iter().all(|r| *r == [0; 4]);
         let prefilter = regex_automata::util::syntax::parse_many(sources)
             .ok()
@@ -126,8 +259,11 @@ impl Program {
             // At most 256 classes: each byte is in one.
             classes[b as usize] = class as u8;
         }
-        Ok(Program {
+        Prog {
             dfa,
+            nfa,
+            pool: Pool::new(no_scratch::<D> as fn() -> Option<Box<Scratch<D>>>),
+            fresh: config.get_scratch_per_call(),
             may_start,
             never,
             prefilter,
@@ -135,7 +271,98 @@ impl Program {
             nclasses: seen.len(),
             first,
             fast: config.get_fast_paths(),
+            frozen: None,
+        }
+    }
+
+    /// Works out the frozen memos, for a DFA without a cache.
+    fn freeze(&mut self) {
+        let Some(mut cache) = D::free_cache() else {
+            return;
+        };
+        let single = single::Frozen::new(self, &mut cache);
+        let dfa = &self.dfa;
+        let mut futures = Futures::new(dfa.none());
+        futures.get(dfa.none(), D::clear_count(&cache));
+        let mut queue = Vec::new();
+        for lb in [
+            None,
+            Some(b'\n'),
+            Some(b'\r'),
+            Some(b'a'),
+            Some(b' '),
+            Some(0xC3),
+        ] {
+            let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
+            if let Ok(sid) = dfa.start_state(&mut cache, &cfg) {
+                queue.push(sid);
+            }
+        }
+        while let Some(sid) = queue.pop() {
+            if futures.peek(sid).is_some() || futures.len() >= FROZEN_FUTURES {
+                continue;
+            }
+            futures.insert(sid, future(dfa, &mut cache, sid));
+            if dfa.is_dead(sid) || dfa.is_quit(sid) {
+                continue;
+            }
+            for unit in dfa.byte_classes().representatives(..) {
+                if let Some(b) = unit.as_u8() {
+                    if let Ok(next) = dfa.next_state(&mut cache, sid, b) {
+                        if futures.peek(next).is_none() {
+                            queue.push(next);
+                        }
+                    }
+                }
+            }
+        }
+        self.frozen = Some(Box::new(FrozenMemos { single, futures }));
+    }
+
+    /// The bytes of the frozen memos.
+    fn frozen_size(&self) -> usize {
+        self.frozen.as_ref().map_or(0, |f| {
+            f.single.memory_usage()
+                + f.futures.len() * (std::mem::size_of::<(D::Sid, Future)>() + 1)
         })
+    }
+
+    /// The same program over another DFA of the same NFA (built with the
+    /// same options, so with the same byte classes and start states).
+    fn with_dfa<E: Dfa>(self, dfa: E) -> Prog<E> {
+        debug_assert_eq!(
+            (0..=255u8)
+                .map(|b| dfa.byte_classes().get(b))
+                .collect::<Vec<_>>(),
+            (0..=255u8)
+                .map(|b| self.dfa.byte_classes().get(b))
+                .collect::<Vec<_>>()
+        );
+        Prog {
+            dfa,
+            nfa: self.nfa,
+            pool: Pool::new(no_scratch::<E> as fn() -> Option<Box<Scratch<E>>>),
+            fresh: self.fresh,
+            may_start: self.may_start,
+            never: self.never,
+            prefilter: self.prefilter,
+            classes: self.classes,
+            nclasses: self.nclasses,
+            first: self.first,
+            fast: self.fast,
+            frozen: None,
+        }
+    }
+
+    /// Runs `f` with a scratch borrowed for its duration.
+    #[inline(always)]
+    fn with_scratch<R>(&self, f: impl FnOnce(&mut Scratch<D>) -> R) -> R {
+        if self.fresh {
+            return f(&mut Scratch::new(&self.dfa));
+        }
+        let mut guard = self.pool.get();
+        let s = guard.get_or_insert_with(|| Box::new(Scratch::new(&self.dfa)));
+        f(s)
     }
 
     /// The first position in `hay` from `from` where a thread can survive
@@ -186,17 +413,13 @@ impl Program {
         p
     }
 
-    pub(crate) fn create_cache(&self) -> Cache {
-        self.dfa.create_cache()
-    }
-
     fn nfa(&self) -> &NFA {
-        self.dfa.get_nfa()
+        &self.nfa
     }
 
     /// The look-behind kind of the byte before a position.
     #[inline(always)]
-    fn kind(&self, lb: Option<u8>) -> u8 {
+    pub(super) fn kind(&self, lb: Option<u8>) -> u8 {
         lb.map_or(KIND_TEXT, byte_kind)
     }
 
@@ -215,20 +438,20 @@ impl Program {
 /// The row of `Program::may_start` for one look-behind. A cache clear
 /// invalidates the start state held here, so it is fetched again; each
 /// transition's answer is valid whatever the cache did meanwhile.
-fn start_row(dfa: &DFA, cache: &mut Cache, lb: Option<u8>) -> [u64; 4] {
+fn start_row<D: Dfa>(dfa: &D, cache: &mut D::Cache, lb: Option<u8>) -> [u64; 4] {
     let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
     let mut row = [0u64; 4];
     let mut sid = None;
-    let mut clears = cache.clear_count();
+    let mut clears = D::clear_count(cache);
     for b in 0..=255u8 {
-        if cache.clear_count() != clears {
+        if D::clear_count(cache) != clears {
             sid = None;
         }
         let s = match sid {
             Some(s) => s,
             None => match dfa.start_state(cache, &cfg) {
                 Ok(s) => {
-                    clears = cache.clear_count();
+                    clears = D::clear_count(cache);
                     sid = Some(s);
                     s
                 }
@@ -238,11 +461,11 @@ fn start_row(dfa: &DFA, cache: &mut Cache, lb: Option<u8>) -> [u64; 4] {
                 Err(_) => return [u64::MAX, u64::MAX, 0, u64::MAX],
             },
         };
-        if s.is_dead() {
+        if dfa.is_dead(s) {
             return row;
         }
         let alive = match dfa.next_state(cache, s, b) {
-            Ok(next) => !next.is_dead(),
+            Ok(next) => !dfa.is_dead(next),
             Err(_) => true,
         };
         if alive && !is_continuation(b) {
@@ -253,9 +476,9 @@ fn start_row(dfa: &DFA, cache: &mut Cache, lb: Option<u8>) -> [u64; 4] {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Thread {
+struct Thread<S> {
     start: usize,
-    sid: LazyStateID,
+    sid: S,
 }
 
 /// A thread of the NFA fallback: the states it reached by the last byte it
@@ -338,12 +561,11 @@ const SUSPEND_AFTER: usize = 64;
 /// while some thread that started before it, or at its start, may still
 /// beat or extend it (otherwise it is decided at once).
 #[derive(Debug)]
-pub(crate) struct Threads {
-    cache: Cache,
+pub(crate) struct Core<D: Dfa> {
     /// The next byte to step.
     pos: usize,
     /// The live DFA threads.
-    dfa_threads: Vec<Thread>,
+    dfa_threads: Vec<Thread<D::Sid>>,
     /// The live threads of the NFA fallback.
     nfa_threads: Vec<NThread>,
     /// The best match recorded, not yet decided.
@@ -363,21 +585,16 @@ pub(crate) struct Threads {
     /// only rules from this index on may start a match.
     exclude: Option<(usize, usize)>,
     mode: Mode,
-    scratch: Option<Box<nfa::Scratch>>,
-    /// Spare lists for `run_nfa`, kept empty between calls: the threads
-    /// kept by a step, and the closed sets seen in it (for merging).
-    nfa_kept: Vec<NThread>,
-    nfa_closed: Vec<Vec<StateID>>,
-    /// `Future` of DFA states seen at the end of a feed.
-    futures: Futures,
-    /// The one-thread loop's memo of configurations.
-    single: single::Single,
+    /// The scratch (its id) and the generation of its cache that the DFA
+    /// states in `dfa_threads` belong to (see `Core::resume`).
+    seen: (u64, usize),
+    /// The row of the frozen memo where the one-thread loop last stopped.
+    hint: usize,
 }
 
-impl Threads {
-    pub(crate) fn new(prog: &Program) -> Threads {
-        Threads {
-            cache: prog.create_cache(),
+impl<D: Dfa> Core<D> {
+    fn new() -> Core<D> {
+        Core {
             pos: 0,
             dfa_threads: Vec::new(),
             nfa_threads: Vec::new(),
@@ -387,11 +604,8 @@ impl Threads {
             focus: None,
             exclude: None,
             mode: Mode::Dfa,
-            scratch: None,
-            nfa_kept: Vec::new(),
-            nfa_closed: Vec::new(),
-            futures: Futures::default(),
-            single: single::Single::default(),
+            seen: (0, 0),
+            hint: 0,
         }
     }
 
@@ -402,7 +616,14 @@ impl Threads {
     /// part of the work or none, when `run` must go on from where this
     /// stopped.
     #[inline(always)]
-    fn run_quick(&mut self, prog: &Program, tape: &Tape) -> bool {
+    fn run_quick(
+        &mut self,
+        prog: &Prog<D>,
+        cache: &mut D::Cache,
+        memo: &mut impl Memo<D::Sid>,
+        future_of: impl FnOnce(D::Sid, usize) -> Option<Future>,
+        tape: &Tape,
+    ) -> bool {
         if !prog.fast || self.mode != Mode::Dfa || self.dfa_threads.len() > 1 {
             return false;
         }
@@ -411,11 +632,11 @@ impl Threads {
             return false;
         }
         let run = if simple {
-            self.run_simple(prog, tape)
+            self.run_simple(prog, cache, memo, tape)
         } else {
             // One thread, stepped alone: it holds a match it may still
             // beat, or it is the earliest of several.
-            self.run_pending(prog, tape)
+            self.run_pending(prog, cache, tape)
         };
         if let Err(Fallback(r)) = run {
             // As `run` does: replay on the NFA.
@@ -429,17 +650,55 @@ impl Threads {
         let Some(&t) = self.dfa_threads.first() else {
             return true;
         };
-        let clears = self.cache.clear_count();
-        self.futures.get(t.sid, clears) == Some(Future::Open)
+        future_of(t.sid, D::clear_count(cache)) == Some(Future::Open)
     }
 
     fn clear_nfa_threads(&mut self) {
-        if let Some(s) = self.scratch.as_mut() {
-            for t in self.nfa_threads.drain(..) {
-                s.give_set(t.targets);
-            }
-        }
+        // Their sets are dropped: the scratch they came from is not at
+        // hand between calls, and this happens once per decided match.
         self.nfa_threads.clear();
+    }
+
+    /// Before the DFA states this stream holds are stepped with the
+    /// scratch `s`: when they were made in another cache, or in an earlier
+    /// generation of this one (the lazy DFA's states are only valid there),
+    /// they are worked out again by stepping the held text from the
+    /// earliest live start. A short stretch (the usual case: a word under
+    /// an email-like rule) is stepped again on the DFA: less than
+    /// `SUSPEND_AFTER` bytes per call, so the total work stays linear. A
+    /// longer one is replayed on the NFA, which keeps no DFA state and
+    /// steps each byte at most once.
+    #[inline(always)]
+    fn resume(&mut self, s: &Scratch<D>) {
+        if D::STABLE {
+            return;
+        }
+        let now = (s.id, D::clear_count(&s.cache));
+        if self.seen == now {
+            return;
+        }
+        self.seen = now;
+        if self.mode != Mode::Dfa || self.dfa_threads.is_empty() {
+            // No DFA state held (a recorded match is only positions).
+            return;
+        }
+        let from = self.replay_from(self.pos);
+        if self.suspended.is_none() && self.pos - from < SUSPEND_AFTER {
+            self.dfa_threads.clear();
+            self.best = None;
+            self.pos = from;
+        } else {
+            let until = self.pos;
+            self.enter_nfa(from, until);
+        }
+    }
+
+    /// Records the scratch and generation the DFA states held now belong to.
+    #[inline(always)]
+    fn leave(&mut self, s: &Scratch<D>) {
+        if !D::STABLE {
+            self.seen = (s.id, D::clear_count(&s.cache));
+        }
     }
 
     fn enter_nfa(&mut self, from: usize, until: usize) {
@@ -449,9 +708,6 @@ impl Threads {
         self.suspended = None;
         self.pos = from;
         self.mode = Mode::Nfa { until };
-        if self.scratch.is_none() {
-            self.scratch = Some(Box::default());
-        }
     }
 
     /// The decision of the recorded best match: the matcher stops after it
@@ -463,11 +719,11 @@ impl Threads {
         })
     }
 
-    fn run(&mut self, prog: &Program, tape: &Tape, eof: bool) -> Scan {
+    fn run(&mut self, prog: &Prog<D>, s: &mut Scratch<D>, tape: &Tape, eof: bool) -> Scan {
         loop {
             let end = tape.offset();
             match self.mode {
-                Mode::Dfa => match self.run_dfa(prog, tape) {
+                Mode::Dfa => match self.run_dfa(prog, s, tape) {
                     Ok(Some(scan)) => return scan,
                     Ok(None) => {}
                     Err(Fallback(r)) => {
@@ -476,14 +732,14 @@ impl Threads {
                         continue;
                     }
                 },
-                Mode::Nfa { .. } => match self.run_nfa(prog, tape, eof) {
+                Mode::Nfa { .. } => match self.run_nfa(prog, s, tape, eof) {
                     Nfa::HandedBack => continue,
                     Nfa::Stopped => {}
                     Nfa::Stop(scan) => return scan,
                 },
             }
             if !eof {
-                match self.settle(prog, tape) {
+                match self.settle(prog, s, tape) {
                     Ok(Settled::Again) => continue,
                     Ok(Settled::Stop(scan)) => return scan,
                     Ok(Settled::Open) => return Scan::Done,
@@ -495,9 +751,9 @@ impl Threads {
             }
             debug_assert_eq!(self.pos, end);
             let eoi = match self.mode {
-                Mode::Dfa => self.eoi_dfa(prog, tape),
+                Mode::Dfa => self.eoi_dfa(prog, s, tape),
                 Mode::Nfa { .. } => {
-                    self.eoi_nfa(prog, tape);
+                    self.eoi_nfa(prog, s, tape);
                     Ok(())
                 }
             };
@@ -555,7 +811,7 @@ impl Threads {
 
     /// With nothing alive, the next position from `self.pos` where a thread
     /// can survive its first byte (or `end`).
-    fn skip_idle_to(&self, prog: &Program, tape: &Tape, end: usize) -> usize {
+    fn skip_idle_to(&self, prog: &Prog<D>, tape: &Tape, end: usize) -> usize {
         let base = tape.base();
         let hay = &tape.bytes()[..end - base];
         prog.skip_idle(hay, self.pos - base, tape.look_behind(self.pos)) + base
@@ -563,7 +819,12 @@ impl Threads {
 
     /// Runs the DFA to the end of the tape. Returns a decided match (the
     /// matcher then stops), or the position to replay from on the NFA.
-    fn run_dfa(&mut self, prog: &Program, tape: &Tape) -> Result<Option<Scan>, Fallback> {
+    fn run_dfa(
+        &mut self,
+        prog: &Prog<D>,
+        s: &mut Scratch<D>,
+        tape: &Tape,
+    ) -> Result<Option<Scan>, Fallback> {
         let dfa = &prog.dfa;
         loop {
             let end = tape.offset();
@@ -572,9 +833,9 @@ impl Threads {
             }
             if prog.fast {
                 if self.dfa_threads.len() <= 1 && self.best.is_none() && self.suspended.is_none() {
-                    self.run_simple(prog, tape)?;
+                    self.run_simple(prog, &mut s.cache, &mut s.single, tape)?;
                 } else if self.dfa_threads.len() == 1 {
-                    self.run_pending(prog, tape)?;
+                    self.run_pending(prog, &mut s.cache, tape)?;
                 }
             }
             let p = self.pos;
@@ -596,27 +857,27 @@ impl Threads {
             }
             let from = self.replay_from(p);
             let b = tape.at(p);
-            let clears = self.cache.clear_count();
+            let clears = D::clear_count(&s.cache);
             let mut kept = 0;
             let mut i = 0;
             while i < self.dfa_threads.len() {
                 let t = self.dfa_threads[i];
                 i += 1;
                 let next = dfa
-                    .next_state(&mut self.cache, t.sid, b)
-                    .map_err(|_| Fallback(from))?;
-                if self.cache.clear_count() != clears {
+                    .next_state(&mut s.cache, t.sid, b)
+                    .map_err(|GaveUp| Fallback(from))?;
+                if D::clear_count(&s.cache) != clears {
                     return Err(Fallback(from));
                 }
-                if next.is_tagged() {
-                    if next.is_dead() {
+                if dfa.is_special(next) {
+                    if dfa.is_dead(next) {
                         continue;
                     }
-                    if next.is_quit() {
+                    if dfa.is_quit(next) {
                         return Err(Fallback(from));
                     }
-                    if next.is_match() {
-                        let rule = dfa.match_pattern(&self.cache, next, 0).as_usize();
+                    if dfa.is_match(next) {
+                        let rule = dfa.match_rule(&s.cache, next);
                         if self.record(tape, t.start, p, rule) {
                             // A match of an earlier start beats every later
                             // thread.
@@ -644,17 +905,17 @@ impl Threads {
                 if !prog.fast || prog.may_start(lb, b) {
                     let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
                     let sid = dfa
-                        .start_state(&mut self.cache, &cfg)
-                        .map_err(|_| Fallback(from))?;
+                        .start_state(&mut s.cache, &cfg)
+                        .map_err(|GaveUp| Fallback(from))?;
                     let next = dfa
-                        .next_state(&mut self.cache, sid, b)
-                        .map_err(|_| Fallback(from))?;
-                    if self.cache.clear_count() != clears || next.is_quit() {
+                        .next_state(&mut s.cache, sid, b)
+                        .map_err(|GaveUp| Fallback(from))?;
+                    if D::clear_count(&s.cache) != clears || dfa.is_quit(next) {
                         return Err(Fallback(from));
                     }
-                    if !next.is_dead() {
-                        if next.is_match() {
-                            let rule = dfa.match_pattern(&self.cache, next, 0).as_usize();
+                    if !dfa.is_dead(next) {
+                        if dfa.is_match(next) {
+                            let rule = dfa.match_rule(&s.cache, next);
                             self.record(tape, p, p, rule);
                         }
                         if !self.dfa_threads.iter().any(|k| k.sid == next) {
@@ -681,7 +942,12 @@ impl Threads {
     /// drops threads with no possible match ahead and records matches that
     /// end here whatever follows, so a decided match is released without
     /// waiting for one more byte.
-    fn settle(&mut self, prog: &Program, tape: &Tape) -> Result<Settled, Fallback> {
+    fn settle(
+        &mut self,
+        prog: &Prog<D>,
+        s: &mut Scratch<D>,
+        tape: &Tape,
+    ) -> Result<Settled, Fallback> {
         if !prog.fast {
             // Without it, a match is decided one byte late or at the end
             // of input: the same output, a longer hold-back.
@@ -694,18 +960,18 @@ impl Threads {
                     return Ok(Settled::Open);
                 }
                 let from = self.replay_from(p);
-                let clears = self.cache.clear_count();
+                let clears = D::clear_count(&s.cache);
                 let mut kept = 0;
                 for i in 0..self.dfa_threads.len() {
                     let t = self.dfa_threads[i];
-                    let future = match self.futures.get(t.sid, clears) {
+                    let future = match s.futures.get(t.sid, clears) {
                         Some(f) => f,
                         None => {
-                            let f = future(&prog.dfa, &mut self.cache, t.sid);
-                            if self.cache.clear_count() != clears {
+                            let f = future(&prog.dfa, &mut s.cache, t.sid);
+                            if D::clear_count(&s.cache) != clears {
                                 return Err(Fallback(from));
                             }
-                            self.futures.insert(t.sid, f);
+                            s.futures.insert(t.sid, f);
                             f
                         }
                     };
@@ -735,7 +1001,7 @@ impl Threads {
             }
             Mode::Nfa { .. } => {
                 let nfa = prog.nfa();
-                let mut scratch = self.scratch.take().unwrap_or_default();
+                let mut scratch = std::mem::take(&mut s.nfa);
                 let mut kept = Vec::with_capacity(self.nfa_threads.len());
                 let mut old = std::mem::take(&mut self.nfa_threads).into_iter();
                 for t in old.by_ref() {
@@ -773,7 +1039,7 @@ impl Threads {
                     scratch.give_set(t.targets);
                 }
                 self.nfa_threads = kept;
-                self.scratch = Some(scratch);
+                s.nfa = scratch;
             }
         }
         if self.dfa_threads.is_empty() && self.nfa_threads.is_empty() {
@@ -800,19 +1066,23 @@ impl Threads {
     /// without stepping it, at the first byte that needs more: a match, a
     /// second thread, a quit, or the end of the buffer.
     #[inline(always)]
-    fn run_simple(&mut self, prog: &Program, tape: &Tape) -> Result<(), Fallback> {
+    fn run_simple(
+        &mut self,
+        prog: &Prog<D>,
+        cache: &mut D::Cache,
+        memo: &mut impl Memo<D::Sid>,
+        tape: &Tape,
+    ) -> Result<(), Fallback> {
         let base = tape.base();
         let hay = tape.bytes();
-        let cache = &mut self.cache;
-        let memo = &mut self.single;
         // The thread's start, as an index in `hay` (meaningless while no
         // thread is alive).
         let (mut start, sid) = match self.dfa_threads.first() {
             Some(t) => (t.start - base, t.sid),
-            None => (0, single::no_thread()),
+            None => (0, prog.dfa.none()),
         };
         let mut i = self.pos - base;
-        let clears = cache.clear_count();
+        let clears = D::clear_count(cache);
         memo.prepare(clears);
         let lb = (self.pos > 0).then(|| hay[i - 1]);
         let Some(mut row) = memo.config(prog, sid, prog.kind(lb)) else {
@@ -862,7 +1132,7 @@ impl Threads {
             if j > i {
                 i = j;
                 let kind = prog.kind(Some(hay[i - 1]));
-                match memo.config(prog, single::no_thread(), kind) {
+                match memo.config(prog, prog.dfa.none(), kind) {
                     Some(r) => row = r,
                     None => break,
                 }
@@ -872,7 +1142,7 @@ impl Threads {
         memo.leave(row);
         self.pos = i + base;
         self.dfa_threads.clear();
-        if sid != single::no_thread() {
+        if sid != prog.dfa.none() {
             self.dfa_threads.push(Thread {
                 start: start + base,
                 sid,
@@ -890,18 +1160,22 @@ impl Threads {
     /// email, say). Steps that thread until a byte needs more: a match, its
     /// death, a quit, or the end of the buffer.
     #[inline(always)]
-    fn run_pending(&mut self, prog: &Program, tape: &Tape) -> Result<(), Fallback> {
+    fn run_pending(
+        &mut self,
+        prog: &Prog<D>,
+        cache: &mut D::Cache,
+        tape: &Tape,
+    ) -> Result<(), Fallback> {
         let dfa = &prog.dfa;
         let hay = tape.bytes();
-        let cache = &mut self.cache;
         let mut sid = self.dfa_threads[0].sid;
         let mut i = self.pos - tape.base();
-        let clears = cache.clear_count();
+        let clears = D::clear_count(cache);
         while i < hay.len() {
             let Ok(n) = dfa.next_state(cache, sid, hay[i]) else {
                 break;
             };
-            if n.is_tagged() || cache.clear_count() != clears {
+            if dfa.is_special(n) || D::clear_count(cache) != clears {
                 // `n` is valid even after a clear, but stepping it here would
                 // skip the checks of the general path: leave this byte to it.
                 break;
@@ -909,7 +1183,7 @@ impl Threads {
             sid = n;
             i += 1;
         }
-        let stale = cache.clear_count() != clears;
+        let stale = D::clear_count(cache) != clears;
         self.dfa_threads[0].sid = sid;
         self.pos = i + tape.base();
         if stale {
@@ -918,21 +1192,21 @@ impl Threads {
         Ok(())
     }
 
-    fn eoi_dfa(&mut self, prog: &Program, tape: &Tape) -> Result<(), Fallback> {
+    fn eoi_dfa(&mut self, prog: &Prog<D>, s: &mut Scratch<D>, tape: &Tape) -> Result<(), Fallback> {
         let dfa = &prog.dfa;
         let p = self.pos;
         let from = self.replay_from(p);
-        let clears = self.cache.clear_count();
+        let clears = D::clear_count(&s.cache);
         for i in 0..self.dfa_threads.len() {
             let t = self.dfa_threads[i];
             let next = dfa
-                .next_eoi_state(&mut self.cache, t.sid)
-                .map_err(|_| Fallback(from))?;
-            if self.cache.clear_count() != clears || next.is_quit() {
+                .next_eoi_state(&mut s.cache, t.sid)
+                .map_err(|GaveUp| Fallback(from))?;
+            if D::clear_count(&s.cache) != clears || dfa.is_quit(next) {
                 return Err(Fallback(from));
             }
-            if next.is_match() {
-                let rule = dfa.match_pattern(&self.cache, next, 0).as_usize();
+            if dfa.is_match(next) {
+                let rule = dfa.match_rule(&s.cache, next);
                 if self.record(tape, t.start, p, rule) {
                     return Ok(());
                 }
@@ -942,16 +1216,16 @@ impl Threads {
             let lb = tape.look_behind(p);
             let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
             let sid = dfa
-                .start_state(&mut self.cache, &cfg)
-                .map_err(|_| Fallback(from))?;
+                .start_state(&mut s.cache, &cfg)
+                .map_err(|GaveUp| Fallback(from))?;
             let next = dfa
-                .next_eoi_state(&mut self.cache, sid)
-                .map_err(|_| Fallback(from))?;
-            if self.cache.clear_count() != clears || next.is_quit() {
+                .next_eoi_state(&mut s.cache, sid)
+                .map_err(|GaveUp| Fallback(from))?;
+            if D::clear_count(&s.cache) != clears || dfa.is_quit(next) {
                 return Err(Fallback(from));
             }
-            if next.is_match() {
-                let rule = dfa.match_pattern(&self.cache, next, 0).as_usize();
+            if dfa.is_match(next) {
+                let rule = dfa.match_rule(&s.cache, next);
                 self.record(tape, p, p, rule);
             }
         }
@@ -967,14 +1241,14 @@ impl Threads {
 
     /// Runs the NFA, until it hands back to the DFA, stops at the end of
     /// what it may step, or decides.
-    fn run_nfa(&mut self, prog: &Program, tape: &Tape, eof: bool) -> Nfa {
+    fn run_nfa(&mut self, prog: &Prog<D>, s: &mut Scratch<D>, tape: &Tape, eof: bool) -> Nfa {
         let nfa = prog.nfa();
         let Mode::Nfa { until } = self.mode else {
             return Nfa::Stopped;
         };
-        let mut scratch = self.scratch.take().unwrap_or_default();
-        let mut kept = std::mem::take(&mut self.nfa_kept);
-        let mut closed_sets = std::mem::take(&mut self.nfa_closed);
+        let mut scratch = std::mem::take(&mut s.nfa);
+        let mut kept = std::mem::take(&mut s.nfa_kept);
+        let mut closed_sets = std::mem::take(&mut s.nfa_closed);
         let stop = loop {
             let end = tape.offset();
             let p = self.pos;
@@ -1083,9 +1357,9 @@ impl Threads {
                 }
             }
         };
-        self.nfa_kept = kept;
-        self.nfa_closed = closed_sets;
-        self.scratch = Some(scratch);
+        s.nfa_kept = kept;
+        s.nfa_closed = closed_sets;
+        s.nfa = scratch;
         stop
     }
 
@@ -1099,11 +1373,11 @@ impl Threads {
         starts
     }
 
-    fn eoi_nfa(&mut self, prog: &Program, tape: &Tape) {
+    fn eoi_nfa(&mut self, prog: &Prog<D>, s: &mut Scratch<D>, tape: &Tape) {
         let nfa = prog.nfa();
         let p = self.pos;
         let at = p - tape.base();
-        let mut scratch = self.scratch.take().unwrap_or_default();
+        let mut scratch = std::mem::take(&mut s.nfa);
         let mut closed = scratch.take_set();
         for t in &self.nfa_threads {
             closed.clear();
@@ -1140,20 +1414,53 @@ impl Threads {
             }
         }
         scratch.give_set(closed);
-        self.scratch = Some(scratch);
+        s.nfa = scratch;
     }
 }
 
-impl Matcher for Threads {
-    type Program = Program;
+impl<D: Dfa> Matcher for Core<D> {
+    type Program = Prog<D>;
 
     #[inline(always)]
-    fn scan_quick(&mut self, prog: &Program, tape: &Tape) -> bool {
-        self.run_quick(prog, tape)
+    fn scan_quick(&mut self, prog: &Prog<D>, tape: &Tape) -> bool {
+        if let (Some(f), Some(mut cache)) = (prog.frozen.as_deref(), D::free_cache()) {
+            // The common feed of a dense DFA: no scratch to borrow.
+            let mut hint = self.hint;
+            let mut memo = single::FrozenRef {
+                frozen: &f.single,
+                hint: &mut hint,
+            };
+            let done = self.run_quick(
+                prog,
+                &mut cache,
+                &mut memo,
+                |sid, _| f.futures.peek(sid),
+                tape,
+            );
+            self.hint = hint;
+            return done;
+        }
+        prog.with_scratch(|s| {
+            self.resume(s);
+            let done = self.run_quick(
+                prog,
+                &mut s.cache,
+                &mut s.single,
+                |sid, clears| s.futures.get(sid, clears),
+                tape,
+            );
+            self.leave(s);
+            done
+        })
     }
 
-    fn scan(&mut self, prog: &Program, tape: &Tape, eof: bool) -> Scan {
-        self.run(prog, tape, eof)
+    fn scan(&mut self, prog: &Prog<D>, tape: &Tape, eof: bool) -> Scan {
+        prog.with_scratch(|s| {
+            self.resume(s);
+            let scan = self.run(prog, s, tape, eof);
+            self.leave(s);
+            scan
+        })
     }
 
     #[inline(always)]
@@ -1204,7 +1511,7 @@ impl Matcher for Threads {
     }
 
     #[inline(always)]
-    fn skip_idle(&self, prog: &Program, hay: &[u8], from: usize, lb: Option<u8>) -> usize {
+    fn skip_idle(&self, prog: &Prog<D>, hay: &[u8], from: usize, lb: Option<u8>) -> usize {
         prog.skip_idle(hay, from, lb)
     }
 
@@ -1274,5 +1581,130 @@ impl Matcher for Threads {
             debug_assert!(starts().next().is_some(), "{self:?}");
         }
         debug_assert!(self.pos <= tape.offset());
+    }
+}
+
+/// The thread matcher over the program's DFA: a stream's threads and
+/// positions, nothing it would need a lock or a cache for between calls.
+#[derive(Debug)]
+pub(crate) struct Threads(Cores);
+
+#[derive(Debug)]
+enum Cores {
+    Dense(Core<Dense>),
+    Lazy(Core<Lazy>),
+}
+
+impl Threads {
+    pub(crate) fn new(prog: &Program) -> Threads {
+        Threads(match prog.0 {
+            Progs::Dense(_) => Cores::Dense(Core::new()),
+            Progs::Lazy(_) => Cores::Lazy(Core::new()),
+        })
+    }
+}
+
+/// Calls a `Core` method on the DFA the program has. A stream is only ever
+/// run with the program that made it, so the two always agree.
+macro_rules! dispatch {
+    ($self:ident, $prog:ident, |$c:ident, $p:ident| $e:expr) => {
+        match (&mut $self.0, &$prog.0) {
+            (Cores::Dense($c), Progs::Dense($p)) => $e,
+            (Cores::Lazy($c), Progs::Lazy($p)) => $e,
+            _ => unreachable!("a stream runs with the program that made it"),
+        }
+    };
+    ($self:ident, |$c:ident| $e:expr) => {
+        match $self.0 {
+            Cores::Dense(ref $c) => $e,
+            Cores::Lazy(ref $c) => $e,
+        }
+    };
+    (mut $self:ident, |$c:ident| $e:expr) => {
+        match $self.0 {
+            Cores::Dense(ref mut $c) => $e,
+            Cores::Lazy(ref mut $c) => $e,
+        }
+    };
+}
+
+impl Matcher for Threads {
+    type Program = Program;
+
+    #[inline(always)]
+    fn scan_quick(&mut self, prog: &Program, tape: &Tape) -> bool {
+        dispatch!(self, prog, |c, p| c.scan_quick(p, tape))
+    }
+
+    fn scan(&mut self, prog: &Program, tape: &Tape, eof: bool) -> Scan {
+        dispatch!(self, prog, |c, p| c.scan(p, tape, eof))
+    }
+
+    #[inline(always)]
+    fn scanned(&self) -> usize {
+        dispatch!(self, |c| c.scanned())
+    }
+
+    #[inline(always)]
+    fn earliest_live(&self) -> usize {
+        dispatch!(self, |c| c.earliest_live())
+    }
+
+    fn earliest_candidate(&self) -> Option<usize> {
+        dispatch!(self, |c| c.earliest_candidate())
+    }
+
+    #[inline(always)]
+    fn recorded_end(&self) -> Option<usize> {
+        dispatch!(self, |c| c.recorded_end())
+    }
+
+    #[inline(always)]
+    fn first_rule(&self) -> usize {
+        dispatch!(self, |c| c.first_rule())
+    }
+
+    #[inline(always)]
+    fn is_idle(&self) -> bool {
+        dispatch!(self, |c| c.is_idle())
+    }
+
+    #[inline(always)]
+    fn skip_idle(&self, prog: &Program, hay: &[u8], from: usize, lb: Option<u8>) -> usize {
+        match &prog.0 {
+            Progs::Dense(p) => p.skip_idle(hay, from, lb),
+            Progs::Lazy(p) => p.skip_idle(hay, from, lb),
+        }
+    }
+
+    #[inline(always)]
+    fn skip_to(&mut self, at: usize) {
+        dispatch!(mut self, |c| c.skip_to(at))
+    }
+
+    #[inline(always)]
+    fn restart(&mut self, at: usize) {
+        dispatch!(mut self, |c| c.restart(at))
+    }
+
+    fn exclude(&mut self, at: usize, rule: usize) {
+        dispatch!(mut self, |c| c.exclude(at, rule))
+    }
+
+    fn focus(&mut self, start: usize) {
+        dispatch!(mut self, |c| c.focus(start))
+    }
+
+    fn discard(&mut self, at: usize) {
+        dispatch!(mut self, |c| c.discard(at))
+    }
+
+    fn reset(&mut self) {
+        dispatch!(mut self, |c| c.reset())
+    }
+
+    #[cfg(debug_assertions)]
+    fn check_invariants(&self, tape: &Tape) {
+        dispatch!(self, |c| c.check_invariants(tape))
     }
 }

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
-use stream_replace::{Config, Rules};
+use stream_replace::{Config, DfaKind, Rules};
 
 use crate::oracle::{self, show, Oracle, Pat, Repl, Rule};
 use crate::run::{self, chunks_at, Api};
@@ -133,24 +133,39 @@ fn compile(rules: &[Rule]) -> Rules {
 /// in one path cannot hide behind another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Engine {
-    /// The default: idle scans, the prefilter, the tight loops, settling
-    /// at the end of a feed.
+    /// The default: a dense DFA for these small rule sets, with idle
+    /// scans, the prefilter, the tight loops, settling at the end of a
+    /// feed.
     Fast,
-    /// Every byte through the general thread loop.
+    /// The dense DFA with every byte through the general thread loop.
     General,
+    /// The lazy DFA, its cache borrowed from the rule set's pool.
+    Lazy,
+    /// The lazy DFA with a brand new cache for every call, as if each feed
+    /// ran on another thread: the stream works its DFA states out again
+    /// each time.
+    Migrating,
     /// A lazy DFA cache so small that it is cleared all the time, which
     /// sends the stream to the NFA fallback.
     TinyCache,
 }
 
-const ENGINES: [Engine; 3] = [Engine::Fast, Engine::General, Engine::TinyCache];
+const ENGINES: [Engine; 5] = [
+    Engine::Fast,
+    Engine::General,
+    Engine::Lazy,
+    Engine::Migrating,
+    Engine::TinyCache,
+];
 
 impl Engine {
     fn config(self) -> Config {
         match self {
-            Engine::Fast => Config::new(),
-            Engine::General => Config::new().fast_paths(false),
-            Engine::TinyCache => Config::new().cache_capacity(1),
+            Engine::Fast => Config::new().dfa(DfaKind::Dense),
+            Engine::General => Config::new().dfa(DfaKind::Dense).fast_paths(false),
+            Engine::Lazy => Config::new().dfa(DfaKind::Lazy),
+            Engine::Migrating => Config::new().dfa(DfaKind::Lazy).scratch_per_call(true),
+            Engine::TinyCache => Config::new().dfa(DfaKind::Lazy).cache_capacity(1),
         }
     }
 }
@@ -434,7 +449,7 @@ fn check_holdback_with(rules: &[Rule], prefix: &str, extra: &[&str]) -> Result<(
     let continuations = continuations(extra);
     // The NFA fallback (forced by a tiny cache) must hold no more than the
     // DFA path.
-    for engine in [Engine::Fast, Engine::TinyCache] {
+    for engine in [Engine::Fast, Engine::Migrating, Engine::TinyCache] {
         check_holdback_on(rules, prefix, &continuations, engine)?;
     }
     Ok(())

@@ -221,7 +221,11 @@ fn fuzz_tiny_cache_builds_and_streams_exactly() {
             b.regex(p, format!("<{i}>"));
         }
         let rules = b
-            .config(stream_replace::Config::new().cache_capacity(*cache))
+            .config(
+                stream_replace::Config::new()
+                    .dfa(stream_replace::DfaKind::Lazy)
+                    .cache_capacity(*cache),
+            )
             .build()
             .unwrap_or_else(|e| panic!("{pats:?} with cache {cache}: {e}"));
         let want = regex_automata::meta::Regex::new_many(pats).unwrap();
@@ -273,7 +277,11 @@ fn fuzz_small_cache_settle_after_clear() {
                 b.regex(p, format!("<{i}>"));
             }
             let rules = b
-                .config(stream_replace::Config::new().cache_capacity(cache))
+                .config(
+                    stream_replace::Config::new()
+                        .dfa(stream_replace::DfaKind::Lazy)
+                        .cache_capacity(cache),
+                )
                 .build()
                 .unwrap_or_else(|e| panic!("{pats:?} with cache {cache}: {e}"));
             let want = rules.replace_all(text);

@@ -244,7 +244,11 @@ fn nfa_fallback_releases_a_cut_character_no_match_can_start_with() {
             b.regex(p, format!("<{i}>"));
         }
         let rules = b
-            .config(stream_replace::Config::new().cache_capacity(cache))
+            .config(
+                stream_replace::Config::new()
+                    .dfa(stream_replace::DfaKind::Lazy)
+                    .cache_capacity(cache),
+            )
             .build()
             .unwrap();
         let mut r = rules.replacer();
