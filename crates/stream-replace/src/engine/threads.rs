@@ -24,6 +24,15 @@
 //! after its start is replayed with every thread, at most once per byte.
 //! At the end of a feed, `settle` drops threads that can no longer match and
 //! decides matches that end there whatever follows (see `futures`).
+//!
+//! Bounded repetitions (`[a-z]{0,200}x`, an email with a 64-byte local
+//! part) keep a thread per start alive whose counter states never merge.
+//! With several threads and no match recorded, `tuples` memoises the
+//! ordered tuple of their states, so a byte costs one lookup whatever the
+//! number of threads. And when every rule has a required literal after a
+//! part of bounded length (the `@` of that email), the `gate` skips, while
+//! nothing is alive, to that many bytes before the next literal; the
+//! threads run only in those windows.
 
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::hybrid::LazyStateID;
@@ -34,9 +43,10 @@ use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind, Span};
 
 use super::futures::{future, Future, Futures};
+use super::gate::{Gate, Seen};
 use super::matcher::{Decided, Matcher, Scan};
 use super::tape::Tape;
-use super::{is_continuation, nfa, single, utf8_len};
+use super::{is_continuation, nfa, single, tuples, utf8_len};
 use crate::config::Config;
 use crate::error::Error;
 
@@ -53,6 +63,9 @@ pub(crate) struct Program {
     /// Finds where a match may start, when every rule starts with one of a
     /// small set of literals; used to skip text where nothing is alive.
     prefilter: Option<Prefilter>,
+    /// Without a prefilter: a literal every match contains near its start
+    /// (see `gate`), to skip text where nothing can start.
+    gate: Option<Gate>,
     /// Byte classes for `single`: bytes in one class step every DFA state
     /// alike, are all UTF-8 continuation bytes or none, and are of one
     /// look-behind kind.
@@ -112,6 +125,10 @@ impl Program {
             .ok()
             .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, &hirs))
             .filter(|p| p.max_needle_len() > 0);
+        let gate = match prefilter {
+            None if config.get_fast_paths() => Gate::new(sources),
+            _ => None,
+        };
         let mut classes = [0u8; 256];
         let mut seen: Vec<(u8, bool, u8)> = Vec::new();
         for b in 0..=255u8 {
@@ -131,6 +148,7 @@ impl Program {
             may_start,
             never,
             prefilter,
+            gate,
             classes,
             nclasses: seen.len(),
             first,
@@ -142,6 +160,19 @@ impl Program {
     /// its first byte, or `hay.len()`; `lb` is the byte before `from`, if
     /// any.
     fn skip_idle(&self, hay: &[u8], from: usize, lb: Option<u8>) -> usize {
+        self.skip_idle_seen(hay, 0, from, lb, &mut Seen::default())
+    }
+
+    /// `skip_idle`, with what the stream's earlier needle searches found
+    /// (`hay[0]` is at stream offset `base`).
+    fn skip_idle_seen(
+        &self,
+        hay: &[u8],
+        base: usize,
+        from: usize,
+        lb: Option<u8>,
+        seen: &mut Seen,
+    ) -> usize {
         let end = hay.len();
         let mut p = from;
         if self.never {
@@ -173,6 +204,8 @@ impl Program {
                 }
                 p += 1;
             }
+        } else if let Some(gate) = &self.gate {
+            p = gate.skip(hay, base, p, seen);
         }
         let mut row = &self.may_start[behind(p).map_or(0, |b| b as usize + 1)];
         while p < end {
@@ -253,9 +286,9 @@ fn start_row(dfa: &DFA, cache: &mut Cache, lb: Option<u8>) -> [u64; 4] {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Thread {
-    start: usize,
-    sid: LazyStateID,
+pub(super) struct Thread {
+    pub(super) start: usize,
+    pub(super) sid: LazyStateID,
 }
 
 /// A thread of the NFA fallback: the states it reached by the last byte it
@@ -369,6 +402,12 @@ pub(crate) struct Threads {
     futures: Futures,
     /// The one-thread loop's memo of configurations.
     single: single::Single,
+    /// The many-thread loop's memo of configurations.
+    tuples: tuples::Tuples,
+    /// What the gate's needle searches found.
+    seen: Seen,
+    /// Set while more input follows in the same call (see `set_lazy`).
+    lazy: bool,
 }
 
 impl Threads {
@@ -388,6 +427,9 @@ impl Threads {
             nfa_closed: Vec::new(),
             futures: Futures::default(),
             single: single::Single::default(),
+            tuples: tuples::Tuples::default(),
+            seen: Seen::default(),
+            lazy: false,
         }
     }
 
@@ -551,10 +593,12 @@ impl Threads {
 
     /// With nothing alive, the next position from `self.pos` where a thread
     /// can survive its first byte (or `end`).
-    fn skip_idle_to(&self, prog: &Program, tape: &Tape, end: usize) -> usize {
+    fn skip_idle_to(&mut self, prog: &Program, tape: &Tape, end: usize) -> usize {
         let base = tape.base();
         let hay = &tape.bytes()[..end - base];
-        prog.skip_idle(hay, self.pos - base, tape.look_behind(self.pos)) + base
+        let lb = tape.look_behind(self.pos);
+        let seen = &mut self.seen;
+        prog.skip_idle_seen(hay, base, self.pos - base, lb, seen) + base
     }
 
     /// Runs the DFA to the end of the tape. Returns a decided match (the
@@ -565,9 +609,23 @@ impl Threads {
             let end = tape.offset();
             if self.dfa_threads.is_empty() && self.best.is_none() {
                 self.pos = self.skip_idle_to(prog, tape, end);
+                if self.lazy_stop(prog, self.pos) {
+                    return Ok(None);
+                }
             }
             if prog.fast {
-                if self.dfa_threads.len() <= 1 && self.best.is_none() && self.suspended.is_none() {
+                let free = self.best.is_none() && self.suspended.is_none();
+                let stay = self.gate_window(prog);
+                let in_window = stay.is_some_and(|(lo, hi)| lo <= self.pos && self.pos <= hi);
+                if free && self.pos < end && (self.dfa_threads.len() > 1 || in_window) {
+                    let from = self.pos;
+                    self.run_tuples(prog, tape, stay)?;
+                    if self.pos != from {
+                        // Back to the top: at most one thread is left, or
+                        // none (then idle text is skipped).
+                        continue;
+                    }
+                } else if free && self.dfa_threads.len() <= 1 {
                     self.run_simple(prog, tape)?;
                 } else if self.dfa_threads.len() == 1 {
                     self.run_pending(prog, tape)?;
@@ -691,6 +749,12 @@ impl Threads {
                 }
                 let from = self.replay_from(p);
                 let clears = self.cache.clear_count();
+                // Bounded repetitions keep dozens of threads at the end of
+                // a feed: their configuration remembers that all are open.
+                let config = self.tuples.current(&self.dfa_threads, clears);
+                if config.is_some_and(|c| self.tuples.all_open(c)) {
+                    return Ok(Settled::Open);
+                }
                 let mut kept = 0;
                 for i in 0..self.dfa_threads.len() {
                     let t = self.dfa_threads[i];
@@ -725,6 +789,11 @@ impl Threads {
                             self.suspended = None;
                             break;
                         }
+                    }
+                }
+                if kept == self.dfa_threads.len() && self.best.is_none() {
+                    if let Some(c) = config {
+                        self.tuples.set_all_open(c);
                     }
                 }
                 self.dfa_threads.truncate(kept);
@@ -799,8 +868,6 @@ impl Threads {
     fn run_simple(&mut self, prog: &Program, tape: &Tape) -> Result<(), Fallback> {
         let base = tape.base();
         let hay = tape.bytes();
-        let cache = &mut self.cache;
-        let memo = &mut self.single;
         // The thread's start, as an index in `hay` (meaningless while no
         // thread is alive).
         let (mut start, sid) = match self.dfa_threads.first() {
@@ -808,6 +875,18 @@ impl Threads {
             None => (0, single::no_thread()),
         };
         let mut i = self.pos - base;
+        if sid == single::no_thread() && prog.gate.is_some() {
+            // Idle: the gate may skip (a segment fed lazily left its last
+            // window unscanned, say).
+            let lb = tape.look_behind(self.pos);
+            i = prog.skip_idle_seen(hay, base, i, lb, &mut self.seen);
+            self.pos = i + base;
+            if self.lazy_stop(prog, self.pos) {
+                return Ok(());
+            }
+        }
+        let cache = &mut self.cache;
+        let memo = &mut self.single;
         let clears = cache.clear_count();
         memo.prepare(clears);
         let lb = (self.pos > 0).then(|| hay[i - 1]);
@@ -815,7 +894,7 @@ impl Threads {
             return Ok(());
         };
         let classes = &prog.classes;
-        let skips = prog.prefilter.is_some();
+        let skips = prog.prefilter.is_some() || prog.gate.is_some();
         let mut stale = false;
         loop {
             // The hot loop: one load and a mask per byte.
@@ -854,7 +933,7 @@ impl Threads {
                 break;
             }
             // Idle, with a prefilter to skip to the next possible start.
-            let j = prog.skip_idle(hay, i, Some(hay[i - 1]));
+            let j = prog.skip_idle_seen(hay, base, i, Some(hay[i - 1]), &mut self.seen);
             if j > i {
                 i = j;
                 let kind = prog.kind(Some(hay[i - 1]));
@@ -862,6 +941,15 @@ impl Threads {
                     Some(r) => row = r,
                     None => break,
                 }
+            }
+            if self.lazy
+                && prog
+                    .gate
+                    .as_ref()
+                    .is_some_and(|g| g.blind(&self.seen, i + base))
+            {
+                // Nothing alive, and only the last window is left.
+                break;
             }
         }
         let sid = memo.state(prog, row);
@@ -875,6 +963,53 @@ impl Threads {
             });
         }
         if stale {
+            return Err(Fallback(self.replay_from(self.pos)));
+        }
+        Ok(())
+    }
+
+    /// With `yes`, the bytes fed next are not the last of the caller's
+    /// input for this call: where the gate can only tell that nothing
+    /// starts before the last few bytes (the window a needle still to come
+    /// could reach back into), the scan stops before that window, idle,
+    /// instead of stepping it (the stream hands it back to the caller, see
+    /// `StreamState::feed_part`).
+    pub(crate) fn set_lazy(&mut self, yes: bool) {
+        self.lazy = yes;
+    }
+
+    /// With a gate, the positions where the gate cannot skip (the window
+    /// before the next needle, or before the end of what it searched): the
+    /// tuple loop steps through them even while one thread or none is
+    /// alive, rather than handing each word to the one-thread loop and the
+    /// gate again. Empty under `set_lazy` when the window is the last one.
+    #[inline(always)]
+    fn gate_window(&self, prog: &Program) -> Option<(usize, usize)> {
+        let gate = prog.gate.as_ref()?;
+        Some(gate.window(&self.seen, self.lazy))
+    }
+
+    /// Whether a scan that reached `p` with nothing alive may stop there
+    /// (see `set_lazy`).
+    #[inline(always)]
+    fn lazy_stop(&self, prog: &Program, p: usize) -> bool {
+        self.lazy && prog.gate.as_ref().is_some_and(|g| g.blind(&self.seen, p))
+    }
+
+    /// The common case of `run_dfa` with several live threads and no
+    /// match recorded, in a tight loop over the `tuples` memo.
+    #[inline(always)]
+    fn run_tuples(
+        &mut self,
+        prog: &Program,
+        tape: &Tape,
+        stay: Option<(usize, usize)>,
+    ) -> Result<(), Fallback> {
+        let (threads, pos) = (&mut self.dfa_threads, &mut self.pos);
+        if self
+            .tuples
+            .run(prog, &mut self.cache, threads, pos, tape, stay)
+        {
             return Err(Fallback(self.replay_from(self.pos)));
         }
         Ok(())
@@ -1218,6 +1353,7 @@ impl Matcher for Threads {
     fn reset(&mut self) {
         self.restart(0);
         self.replayed_to = 0;
+        self.seen = Seen::default();
         self.mode = Mode::Dfa;
     }
 
