@@ -617,7 +617,8 @@ impl Threads {
                 let free = self.best.is_none() && self.suspended.is_none();
                 let stay = self.gate_window(prog);
                 let in_window = stay.is_some_and(|(lo, hi)| lo <= self.pos && self.pos <= hi);
-                if free && self.pos < end && (self.dfa_threads.len() > 1 || in_window) {
+                let many = self.dfa_threads.len() >= tuples::MIN_THREADS;
+                if free && self.pos < end && (many || in_window) {
                     let from = self.pos;
                     self.run_tuples(prog, tape, stay)?;
                     if self.pos != from {

@@ -53,6 +53,12 @@ const FRONT: u32 = 40;
 const BACK: u32 = 52;
 const DROP_MASK: u64 = (1 << 12) - 1;
 
+/// The fewest live threads for which the loop is entered outside a gate's
+/// window: a few threads that soon merge or die (digits under overlapping
+/// phone and card rules) cost less in the general loop than the loop's
+/// entry and exit.
+pub(super) const MIN_THREADS: usize = 4;
+
 /// The most threads a configuration holds (so drop counts fit 12 bits);
 /// more go to the general loop.
 const MAX_THREADS: usize = 1024;
