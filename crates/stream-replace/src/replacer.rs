@@ -460,11 +460,14 @@ impl Replacer {
             };
             segment = (segment * 2).min(MAX_SEGMENT);
             let (now, later) = rest.split_at(n);
-            self.feed_str(now, out);
+            // With more to come, the stream may hand back the end of `now`
+            // (bytes it proved no match starts before, left unscanned), to
+            // be scanned in place with what follows.
+            let back = self.feed_str(now, !later.is_empty(), out);
             if self.stream.is_stopped() {
                 return Err(self.fail_blocked());
             }
-            rest = later;
+            rest = &rest[n - back..];
             // Checked after every segment, so a huge chunk cannot make the
             // stream hold more than the limit plus one segment.
             if self.stream.held() > self.max_held {
@@ -985,13 +988,14 @@ impl Replacer {
             if busy.is_empty() {
                 break;
             }
-            let (now, later) = busy.split_at(segment.min(busy.len()));
+            let n = segment.min(busy.len());
             segment = (segment * 2).min(MAX_SEGMENT);
-            self.feed_engine(now, false, out);
+            // As in `feed_str_chunk`: the end of a segment may come back.
+            let back = self.feed_engine_part(&busy[..n], n < busy.len(), out);
             if self.stream.is_stopped() {
                 return Err(self.fail_blocked());
             }
-            rest = later;
+            rest = &busy[n - back..];
             // As in `feed_str_chunk`: the limit holds inside a feed.
             self.check_held(out, false)?;
             if self.stream.is_stopped() {
@@ -999,6 +1003,24 @@ impl Replacer {
             }
         }
         Ok(())
+    }
+
+    /// `feed_engine` for a segment of a byte chunk; with `more`, more of
+    /// the chunk follows, and the stream may hand back bytes at the end of
+    /// `chunk`: returns how many.
+    fn feed_engine_part(&mut self, chunk: &[u8], more: bool, out: &mut Vec<u8>) -> usize {
+        if !more {
+            self.feed_engine(chunk, false, out);
+            return 0;
+        }
+        let mut sink = Out {
+            rules: &self.rules,
+            state: &mut self.state,
+            guard: &mut self.guard,
+            out,
+        };
+        self.stream
+            .feed_part(&self.rules.inner.program, chunk, false, &mut sink)
     }
 
     /// Feeds bytes to the engine (after `idle_prefix` found where a match
@@ -1014,10 +1036,13 @@ impl Replacer {
             .feed(&self.rules.inner.program, chunk, whole_chars, &mut sink);
     }
 
-    /// Feeds `chunk` to the engine (after `idle_prefix`, if the stream was
-    /// idle), its output going to `out`.
+    /// Feeds a segment of a `&str` chunk to the engine (after
+    /// `idle_prefix`, if the stream was idle), its output going to `out`;
+    /// with `more`, more of the chunk follows, and the stream may hand back
+    /// bytes at the end of `chunk` (a suffix starting at a character
+    /// boundary): returns how many.
     #[inline(always)]
-    fn feed_str(&mut self, chunk: &str, out: &mut String) {
+    fn feed_str(&mut self, chunk: &str, more: bool, out: &mut String) -> usize {
         let mut sink = StrOut {
             rules: &self.rules,
             state: &mut self.state,
@@ -1025,8 +1050,14 @@ impl Replacer {
             out,
             scratch: &mut self.text_out,
         };
-        self.stream
-            .feed(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink);
+        let prog = &self.rules.inner.program;
+        if more {
+            self.stream
+                .feed_part(prog, chunk.as_bytes(), true, &mut sink)
+        } else {
+            self.stream.feed(prog, chunk.as_bytes(), true, &mut sink);
+            0
+        }
     }
 
     /// The unreachable case of `feed_into` where `idle_prefix` released

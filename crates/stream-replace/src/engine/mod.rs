@@ -16,7 +16,9 @@
 //!
 //! One matcher follows every rule today: [`threads`], a DFA (see `dfa`) stepped
 //! as a set of threads, with the Thompson NFA (`nfa`) as its exact
-//! fallback and two memos for its fast paths (`single`, `futures`).
+//! fallback, three memos for its fast paths (`single` for one live thread,
+//! `tuples` for many, `futures`), and a `gate` that skips text where no
+//! match can start when every rule has a required literal near its start.
 //!
 //! # Invariants of a stream
 //!
@@ -39,11 +41,13 @@
 
 mod dfa;
 mod futures;
+mod gate;
 mod matcher;
 mod nfa;
 mod single;
 mod tape;
 mod threads;
+mod tuples;
 
 pub(crate) use tape::extend_small;
 
@@ -212,6 +216,45 @@ impl StreamState {
         self.advance(prog, whole_chars, sink);
     }
 
+    /// Feeds a part of the caller's input that more input follows in the
+    /// same call, and hands back what it did not take: the hold-back need
+    /// not be minimal after this part, so where nothing is alive and the
+    /// matchers can only tell that no match starts before the last few
+    /// bytes (the window a later needle could reach back into), the stream
+    /// stops before them and gives them back, idle, for the caller to scan
+    /// in place with what follows. Returns how many bytes at the end of
+    /// `chunk` it gave back (a position where a thread may start: never
+    /// inside a character).
+    pub(crate) fn feed_part(
+        &mut self,
+        prog: &Program,
+        chunk: &[u8],
+        whole_chars: bool,
+        sink: &mut impl Sink,
+    ) -> usize {
+        self.threads.set_lazy(self.suppress.is_none());
+        self.feed(prog, chunk, whole_chars, sink);
+        // `advance` clears it, but an empty chunk never gets there.
+        self.threads.set_lazy(false);
+        if self.stopped {
+            return 0;
+        }
+        let (end, pos) = (self.tape.offset(), self.threads.scanned());
+        let back = end - pos;
+        let idle = self.threads.is_idle() && self.decided.is_none() && self.tape.emitted() == pos;
+        if back == 0 || back > chunk.len() || !idle || self.suppress.is_some() {
+            return 0;
+        }
+        if whole_chars && is_continuation(self.tape.at(pos)) {
+            // Not reached (a thread never starts inside a character); the
+            // caller's slices need a boundary.
+            return 0;
+        }
+        self.tape.unpush(back);
+        self.check_invariants();
+        back
+    }
+
     /// Steps what was fed and releases what is decided.
     #[inline(always)]
     fn advance(&mut self, prog: &Program, whole_chars: bool, sink: &mut impl Sink) {
@@ -220,6 +263,7 @@ impl StreamState {
         if self.decided.is_some() || !self.threads.scan_quick(&prog.threads, &self.tape) {
             self.run(prog, false, sink);
         }
+        self.threads.set_lazy(false);
         if self.stopped {
             return;
         }

@@ -111,6 +111,12 @@ impl Tape {
         extend_small(&mut self.buf, chunk);
     }
 
+    /// Takes back the last `n` bytes pushed, none of them released.
+    pub(crate) fn unpush(&mut self, n: usize) {
+        debug_assert!(self.offset() - n >= self.emitted && n <= self.buf.len());
+        self.buf.truncate(self.buf.len() - n);
+    }
+
     /// Marks everything before `upto` released and returns the bytes this
     /// released (empty when `upto <= emitted`).
     #[inline(always)]

@@ -32,6 +32,15 @@
 //! after its start is replayed with every thread, at most once per byte.
 //! At the end of a feed, `settle` drops threads that can no longer match and
 //! decides matches that end there whatever follows (see `futures`).
+//!
+//! Bounded repetitions (`[a-z]{0,200}x`, an email with a 64-byte local
+//! part) keep a thread per start alive whose counter states never merge.
+//! With several threads and no match recorded, `tuples` memoises the
+//! ordered tuple of their states, so a byte costs one lookup whatever the
+//! number of threads. And when every rule has a required literal after a
+//! part of bounded length (the `@` of that email), the `gate` skips, while
+//! nothing is alive, to that many bytes before the next literal; the
+//! threads run only in those windows.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -45,10 +54,11 @@ use regex_automata::{Anchored, MatchKind, PatternID, Span};
 
 use super::dfa::{Dense, Dfa, GaveUp, Lazy};
 use super::futures::{future, Future, Futures};
+use super::gate::{Gate, Seen};
 use super::matcher::{Decided, Matcher, Scan};
 use super::single::{self, Memo};
 use super::tape::Tape;
-use super::{is_continuation, nfa, utf8_len};
+use super::{is_continuation, nfa, tuples, utf8_len};
 use crate::config::{Config, DfaKind};
 use crate::error::Error;
 
@@ -82,6 +92,9 @@ pub(crate) struct Scratch<D: Dfa> {
     futures: Futures<D::Sid>,
     /// The one-thread loop's memo of configurations.
     single: single::Single<D::Sid>,
+    /// The many-thread loop's memo of configurations (of DFA states, so
+    /// kept with the cache that made them, like `single`).
+    tuples: tuples::Tuples<D::Sid>,
 }
 
 /// The source of `Scratch::id`; 0 is never given (a fresh stream has seen
@@ -98,6 +111,7 @@ impl<D: Dfa> Scratch<D> {
             nfa_closed: Vec::new(),
             futures: Futures::new(dfa.none()),
             single: single::Single::new(),
+            tuples: tuples::Tuples::new(),
         }
     }
 }
@@ -131,6 +145,9 @@ pub(crate) struct Prog<D: Dfa> {
     /// Finds where a match may start, when every rule starts with one of a
     /// small set of literals; used to skip text where nothing is alive.
     prefilter: Option<Prefilter>,
+    /// Without a prefilter: a literal every match contains near its start
+    /// (see `gate`), to skip text where nothing can start.
+    gate: Option<Gate>,
     /// Byte classes for `single`: bytes in one class step every DFA state
     /// alike, are all UTF-8 continuation bytes or none, and are of one
     /// look-behind kind.
@@ -245,6 +262,10 @@ impl<D: Dfa> Prog<D> {
             .ok()
             .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, &hirs))
             .filter(|p| p.max_needle_len() > 0);
+        let gate = match prefilter {
+            None if config.get_fast_paths() => Gate::new(sources),
+            _ => None,
+        };
         let mut classes = [0u8; 256];
         let mut seen: Vec<(u8, bool, u8)> = Vec::new();
         for b in 0..=255u8 {
@@ -267,6 +288,7 @@ impl<D: Dfa> Prog<D> {
             may_start,
             never,
             prefilter,
+            gate,
             classes,
             nclasses: seen.len(),
             first,
@@ -346,6 +368,7 @@ impl<D: Dfa> Prog<D> {
             may_start: self.may_start,
             never: self.never,
             prefilter: self.prefilter,
+            gate: self.gate,
             classes: self.classes,
             nclasses: self.nclasses,
             first: self.first,
@@ -369,6 +392,19 @@ impl<D: Dfa> Prog<D> {
     /// its first byte, or `hay.len()`; `lb` is the byte before `from`, if
     /// any.
     fn skip_idle(&self, hay: &[u8], from: usize, lb: Option<u8>) -> usize {
+        self.skip_idle_seen(hay, 0, from, lb, &mut Seen::default())
+    }
+
+    /// `skip_idle`, with what the stream's earlier needle searches found
+    /// (`hay[0]` is at stream offset `base`).
+    fn skip_idle_seen(
+        &self,
+        hay: &[u8],
+        base: usize,
+        from: usize,
+        lb: Option<u8>,
+        seen: &mut Seen,
+    ) -> usize {
         let end = hay.len();
         let mut p = from;
         if self.never {
@@ -400,6 +436,8 @@ impl<D: Dfa> Prog<D> {
                 }
                 p += 1;
             }
+        } else if let Some(gate) = &self.gate {
+            p = gate.skip(hay, base, p, seen);
         }
         let mut row = &self.may_start[behind(p).map_or(0, |b| b as usize + 1)];
         while p < end {
@@ -476,9 +514,9 @@ fn start_row<D: Dfa>(dfa: &D, cache: &mut D::Cache, lb: Option<u8>) -> [u64; 4] 
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Thread<S> {
-    start: usize,
-    sid: S,
+pub(super) struct Thread<S> {
+    pub(super) start: usize,
+    pub(super) sid: S,
 }
 
 /// A thread of the NFA fallback: the states it reached by the last byte it
@@ -590,6 +628,11 @@ pub(crate) struct Core<D: Dfa> {
     seen: (u64, usize),
     /// The row of the frozen memo where the one-thread loop last stopped.
     hint: usize,
+    /// What the gate's needle searches found in this stream (positions
+    /// only: valid whatever scratch the next call borrows).
+    needles: Seen,
+    /// Set while more input follows in the same call (see `set_lazy`).
+    lazy: bool,
 }
 
 impl<D: Dfa> Core<D> {
@@ -606,6 +649,8 @@ impl<D: Dfa> Core<D> {
             mode: Mode::Dfa,
             seen: (0, 0),
             hint: 0,
+            needles: Seen::default(),
+            lazy: false,
         }
     }
 
@@ -811,10 +856,12 @@ impl<D: Dfa> Core<D> {
 
     /// With nothing alive, the next position from `self.pos` where a thread
     /// can survive its first byte (or `end`).
-    fn skip_idle_to(&self, prog: &Prog<D>, tape: &Tape, end: usize) -> usize {
+    fn skip_idle_to(&mut self, prog: &Prog<D>, tape: &Tape, end: usize) -> usize {
         let base = tape.base();
         let hay = &tape.bytes()[..end - base];
-        prog.skip_idle(hay, self.pos - base, tape.look_behind(self.pos)) + base
+        let lb = tape.look_behind(self.pos);
+        let seen = &mut self.needles;
+        prog.skip_idle_seen(hay, base, self.pos - base, lb, seen) + base
     }
 
     /// Runs the DFA to the end of the tape. Returns a decided match (the
@@ -830,9 +877,24 @@ impl<D: Dfa> Core<D> {
             let end = tape.offset();
             if self.dfa_threads.is_empty() && self.best.is_none() {
                 self.pos = self.skip_idle_to(prog, tape, end);
+                if self.lazy_stop(prog, self.pos) {
+                    return Ok(None);
+                }
             }
             if prog.fast {
-                if self.dfa_threads.len() <= 1 && self.best.is_none() && self.suspended.is_none() {
+                let free = self.best.is_none() && self.suspended.is_none();
+                let stay = self.gate_window(prog);
+                let in_window = stay.is_some_and(|(lo, hi)| lo <= self.pos && self.pos <= hi);
+                let many = self.dfa_threads.len() >= tuples::MIN_THREADS;
+                if free && self.pos < end && (many || in_window) {
+                    let from = self.pos;
+                    self.run_tuples(prog, s, tape, stay)?;
+                    if self.pos != from {
+                        // Back to the top: at most one thread is left, or
+                        // none (then idle text is skipped).
+                        continue;
+                    }
+                } else if free && self.dfa_threads.len() <= 1 {
                     self.run_simple(prog, &mut s.cache, &mut s.single, tape)?;
                 } else if self.dfa_threads.len() == 1 {
                     self.run_pending(prog, &mut s.cache, tape)?;
@@ -961,6 +1023,12 @@ impl<D: Dfa> Core<D> {
                 }
                 let from = self.replay_from(p);
                 let clears = D::clear_count(&s.cache);
+                // Bounded repetitions keep dozens of threads at the end of
+                // a feed: their configuration remembers that all are open.
+                let config = s.tuples.current(&self.dfa_threads, clears);
+                if config.is_some_and(|c| s.tuples.all_open(c)) {
+                    return Ok(Settled::Open);
+                }
                 let mut kept = 0;
                 for i in 0..self.dfa_threads.len() {
                     let t = self.dfa_threads[i];
@@ -995,6 +1063,11 @@ impl<D: Dfa> Core<D> {
                             self.suspended = None;
                             break;
                         }
+                    }
+                }
+                if kept == self.dfa_threads.len() && self.best.is_none() {
+                    if let Some(c) = config {
+                        s.tuples.set_all_open(c);
                     }
                 }
                 self.dfa_threads.truncate(kept);
@@ -1082,6 +1155,16 @@ impl<D: Dfa> Core<D> {
             None => (0, prog.dfa.none()),
         };
         let mut i = self.pos - base;
+        if sid == prog.dfa.none() && prog.gate.is_some() {
+            // Idle: the gate may skip (a segment fed lazily left its last
+            // window unscanned, say).
+            let lb = tape.look_behind(self.pos);
+            i = prog.skip_idle_seen(hay, base, i, lb, &mut self.needles);
+            self.pos = i + base;
+            if self.lazy_stop(prog, self.pos) {
+                return Ok(());
+            }
+        }
         let clears = D::clear_count(cache);
         memo.prepare(clears);
         let lb = (self.pos > 0).then(|| hay[i - 1]);
@@ -1089,7 +1172,7 @@ impl<D: Dfa> Core<D> {
             return Ok(());
         };
         let classes = &prog.classes;
-        let skips = prog.prefilter.is_some();
+        let skips = prog.prefilter.is_some() || prog.gate.is_some();
         let mut stale = false;
         loop {
             // The hot loop: one load and a mask per byte.
@@ -1128,7 +1211,7 @@ impl<D: Dfa> Core<D> {
                 break;
             }
             // Idle, with a prefilter to skip to the next possible start.
-            let j = prog.skip_idle(hay, i, Some(hay[i - 1]));
+            let j = prog.skip_idle_seen(hay, base, i, Some(hay[i - 1]), &mut self.needles);
             if j > i {
                 i = j;
                 let kind = prog.kind(Some(hay[i - 1]));
@@ -1136,6 +1219,15 @@ impl<D: Dfa> Core<D> {
                     Some(r) => row = r,
                     None => break,
                 }
+            }
+            if self.lazy
+                && prog
+                    .gate
+                    .as_ref()
+                    .is_some_and(|g| g.blind(&self.needles, i + base))
+            {
+                // Nothing alive, and only the last window is left.
+                break;
             }
         }
         let sid = memo.state(prog, row);
@@ -1149,6 +1241,55 @@ impl<D: Dfa> Core<D> {
             });
         }
         if stale {
+            return Err(Fallback(self.replay_from(self.pos)));
+        }
+        Ok(())
+    }
+
+    /// With `yes`, the bytes fed next are not the last of the caller's
+    /// input for this call: where the gate can only tell that nothing
+    /// starts before the last few bytes (the window a needle still to come
+    /// could reach back into), the scan stops before that window, idle,
+    /// instead of stepping it (the stream hands it back to the caller, see
+    /// `StreamState::feed_part`).
+    pub(crate) fn set_lazy(&mut self, yes: bool) {
+        self.lazy = yes;
+    }
+
+    /// With a gate, the positions where the gate cannot skip (the window
+    /// before the next needle, or before the end of what it searched): the
+    /// tuple loop steps through them even while one thread or none is
+    /// alive, rather than handing each word to the one-thread loop and the
+    /// gate again. Empty under `set_lazy` when the window is the last one.
+    #[inline(always)]
+    fn gate_window(&self, prog: &Prog<D>) -> Option<(usize, usize)> {
+        let gate = prog.gate.as_ref()?;
+        Some(gate.window(&self.needles, self.lazy))
+    }
+
+    /// Whether a scan that reached `p` with nothing alive may stop there
+    /// (see `set_lazy`).
+    #[inline(always)]
+    fn lazy_stop(&self, prog: &Prog<D>, p: usize) -> bool {
+        self.lazy
+            && prog
+                .gate
+                .as_ref()
+                .is_some_and(|g| g.blind(&self.needles, p))
+    }
+
+    /// The common case of `run_dfa` with several live threads and no
+    /// match recorded, in a tight loop over the `tuples` memo.
+    #[inline(always)]
+    fn run_tuples(
+        &mut self,
+        prog: &Prog<D>,
+        s: &mut Scratch<D>,
+        tape: &Tape,
+        stay: Option<(usize, usize)>,
+    ) -> Result<(), Fallback> {
+        let (threads, pos) = (&mut self.dfa_threads, &mut self.pos);
+        if s.tuples.run(prog, &mut s.cache, threads, pos, tape, stay) {
             return Err(Fallback(self.replay_from(self.pos)));
         }
         Ok(())
@@ -1559,6 +1700,7 @@ impl<D: Dfa> Matcher for Core<D> {
     fn reset(&mut self) {
         self.restart(0);
         self.replayed_to = 0;
+        self.needles = Seen::default();
         self.mode = Mode::Dfa;
     }
 
@@ -1601,6 +1743,15 @@ impl Threads {
             Progs::Dense(_) => Cores::Dense(Core::new()),
             Progs::Lazy(_) => Cores::Lazy(Core::new()),
         })
+    }
+
+    /// With `yes`, the bytes fed next are not the last of the caller's
+    /// input for this call (see `Core::set_lazy`).
+    pub(crate) fn set_lazy(&mut self, yes: bool) {
+        match &mut self.0 {
+            Cores::Dense(c) => c.set_lazy(yes),
+            Cores::Lazy(c) => c.set_lazy(yes),
+        }
     }
 }
 

@@ -86,7 +86,7 @@ fn rules_strategy() -> impl Strategy<Value = Vec<Rule>> {
 }
 
 /// One to three rules drawn from `pat`, rule `i` replaced by `<i>`.
-fn numbered(pat: impl Strategy<Value = Pat>) -> impl Strategy<Value = Vec<Rule>> {
+pub(crate) fn numbered(pat: impl Strategy<Value = Pat>) -> impl Strategy<Value = Vec<Rule>> {
     proptest::collection::vec(pat, 1..=3).prop_map(|pats| {
         pats.into_iter()
             .enumerate()
@@ -111,7 +111,7 @@ fn bytes_strategy() -> impl Strategy<Value = Vec<u8>> {
 }
 
 /// Random cut points in `0..=1` (scaled to the input later), sorted.
-fn cuts_strategy() -> impl Strategy<Value = Vec<f64>> {
+pub(crate) fn cuts_strategy() -> impl Strategy<Value = Vec<f64>> {
     proptest::collection::vec(0.0..=1.0f64, 0..8).prop_map(|mut v| {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         v
@@ -132,7 +132,7 @@ fn compile(rules: &[Rule]) -> Rules {
 /// The engine configurations every stream property runs through, so a bug
 /// in one path cannot hide behind another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Engine {
+pub(crate) enum Engine {
     /// The default: a dense DFA for these small rule sets, with idle
     /// scans, the prefilter, the tight loops, settling at the end of a
     /// feed.
@@ -150,7 +150,7 @@ enum Engine {
     TinyCache,
 }
 
-const ENGINES: [Engine; 5] = [
+pub(crate) const ENGINES: [Engine; 5] = [
     Engine::Fast,
     Engine::General,
     Engine::Lazy,
@@ -170,14 +170,14 @@ impl Engine {
     }
 }
 
-fn compile_for(rules: &[Rule], engine: Engine) -> Rules {
+pub(crate) fn compile_for(rules: &[Rule], engine: Engine) -> Rules {
     oracle::build_with(rules, engine.config())
         .unwrap_or_else(|e| panic!("{rules:?} do not build ({engine:?}): {e}"))
 }
 
 /// `cases` cases, unless `PROPTEST_CASES` asks for another number (for a
 /// longer search: `PROPTEST_CASES=5000 cargo test --release --test suite`).
-fn config(cases: u32) -> ProptestConfig {
+pub(crate) fn config(cases: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
@@ -203,7 +203,7 @@ fn can_match_empty(rule: &Rule) -> bool {
 }
 
 /// Streams `hay` cut at `cuts` through `api` and compares with `want`.
-fn check_stream(
+pub(crate) fn check_stream(
     rules: &Rules,
     api: Api,
     hay: &[u8],
@@ -225,7 +225,7 @@ fn check_stream(
 
 /// `replace_all` and `&str` streams, cut at `cuts` and one character at a
 /// time, equal the oracle.
-fn check_str(rules: &[Rule], text: &str, cuts: &[f64]) -> Result<(), TestCaseError> {
+pub(crate) fn check_str(rules: &[Rule], text: &str, cuts: &[f64]) -> Result<(), TestCaseError> {
     let points = run::char_boundaries(text);
     check_apis(
         rules,
@@ -298,7 +298,7 @@ proptest! {
 
 /// `replace_all_bytes` and byte streams, cut anywhere and fed invalid
 /// UTF-8, equal the oracle.
-fn check_bytes(rules: &[Rule], hay: &[u8], cuts: &[f64]) -> Result<(), TestCaseError> {
+pub(crate) fn check_bytes(rules: &[Rule], hay: &[u8], cuts: &[f64]) -> Result<(), TestCaseError> {
     let points: Vec<usize> = (0..=hay.len()).collect();
     check_apis(rules, hay, &points, cuts, [Api::Bytes, Api::BytesInto])
 }
@@ -445,7 +445,11 @@ fn check_holdback(rules: &[Rule], prefix: &str) -> Result<(), TestCaseError> {
 }
 
 /// [`check_holdback`], trying the suffixes of `extra` as continuations too.
-fn check_holdback_with(rules: &[Rule], prefix: &str, extra: &[&str]) -> Result<(), TestCaseError> {
+pub(crate) fn check_holdback_with(
+    rules: &[Rule],
+    prefix: &str,
+    extra: &[&str],
+) -> Result<(), TestCaseError> {
     let continuations = continuations(extra);
     // The NFA fallback (forced by a tiny cache) must hold no more than the
     // DFA path.

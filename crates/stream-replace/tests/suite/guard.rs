@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
 use regex_automata::{meta, Anchored, Input, PatternID};
 use stream_replace::{
-    Action, Block, Config, EvaluateConfig, Pattern, Replacement, Replacer, Rule, Rules,
+    Action, Block, Config, DfaKind, EvaluateConfig, Pattern, Replacement, Replacer, Rule, Rules,
     StreamErrorKind, Trigger,
 };
 
@@ -270,8 +270,18 @@ const ENGINES: [fn() -> Config; 3] = [
 /// Checks `evaluate`, `replace_all` and streams over every engine and the
 /// given splits against the reference.
 fn check(set: &Set, hay: &str, splits: &[Vec<usize>]) -> Result<(), TestCaseError> {
+    check_on(set, hay, splits, &ENGINES)
+}
+
+/// [`check`] over the given engines.
+fn check_on(
+    set: &Set,
+    hay: &str,
+    splits: &[Vec<usize>],
+    engines: &[fn() -> Config],
+) -> Result<(), TestCaseError> {
     let want = reference(set, hay);
-    for engine in ENGINES {
+    for engine in engines {
         let rules = build(set, engine());
         let got = evaluated(&rules, hay);
         prop_assert_eq!(&got, &want, "evaluate, {:?} on {:?}", set, hay);
@@ -487,6 +497,48 @@ fn rejection_with_unicode_word_boundaries() {
         (r"\w", Check::None, false),
     ]);
     assert_eq!(check_all(&s, "σé x").text, "<1><1> <1>");
+}
+
+/// Rules that each need an `@` within a few bytes of their start, so the
+/// engine skips to the `@`s and steps only the bytes before them, with many
+/// live candidates there: a rejection at a start must still be rescanned
+/// there (with the later rules only), not skipped, on every engine and in
+/// segments of a long chunk as well as in small ones.
+#[test]
+fn rejections_under_gated_bounded_repetitions() {
+    let s = set(&[
+        (r"[a-z0-9]{1,6}@[a-z]+", Check::Hash(7), false),
+        (r"[a-z]{0,3}@[a-z]", Check::Hash(3), false),
+        (r"[a-z]@", Check::None, false),
+    ]);
+    let pieces = [
+        "ab@cd ",
+        "xyzw@q ",
+        "QUJDRA+/",
+        "a@b",
+        "@",
+        "abcdefgh@ij ",
+        "é@x ",
+        "\n",
+    ];
+    let mut rng = Rng::new("gated");
+    let mut hay = String::new();
+    while hay.len() < 5000 {
+        hay.push_str(pieces[rng.below(pieces.len())]);
+    }
+    let want = reference(&s, &hay);
+    assert!(want.triggers.len() > 100, "{} matches", want.triggers.len());
+    let points = char_boundaries(&hay);
+    let pages: Vec<usize> = points.iter().copied().filter(|p| p % 1000 < 7).collect();
+    let splits = [Vec::new(), pages, rng.cuts(&points), rng.cuts(&points)];
+    let engines: [fn() -> Config; 5] = [
+        Config::new,
+        || Config::new().fast_paths(false),
+        || Config::new().dfa(DfaKind::Lazy),
+        || Config::new().dfa(DfaKind::Lazy).scratch_per_call(true),
+        || Config::new().cache_capacity(1),
+    ];
+    check_on(&s, &hay, &splits, &engines).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]

@@ -16,6 +16,9 @@
 //!   adapters over sources that are not `Unpin`.
 //! * `pack` (feature `pii`): every rule of the PII and secrets pack on
 //!   positive and negative examples, against an oracle and through splits.
+//! * `repeats`: bounded repetitions (a live candidate per start), mixed
+//!   with other rules, against the oracle and the hold-back property, with
+//!   each fast path on and off.
 //! * `invariance`: the `Replacer` and every adapter checked with
 //!   `chunk-invariance` against `replace_all`, over every split of short
 //!   inputs and bounded or random splits of longer ones.
@@ -37,5 +40,6 @@ mod limits;
 mod oracle;
 #[cfg(feature = "pii")]
 mod pack;
+mod repeats;
 mod run;
 mod sharing;
