@@ -57,9 +57,9 @@ pub enum ErrorKind {
     /// the fail-closed policy.
     HeldLimit(StreamError),
     /// A block rule matched in a field: the stream ends with an error event
-    /// naming the rule and its reason (never the value); the field's text
-    /// from the last forwarded event on is dropped, the safe text before
-    /// the match included (failing closed).
+    /// naming the rule and its reason (never the value), just after the
+    /// field's safe text before the match; nothing from the match on is
+    /// sent.
     Blocked(Block),
     /// An event's data was neither JSON nor `[DONE]`: its fields cannot be
     /// checked, so it is not forwarded.

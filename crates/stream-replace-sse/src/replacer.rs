@@ -234,6 +234,13 @@ struct FieldStream {
 /// [`reset`](SseReplacer::reset). Send what was appended, then close the
 /// response.
 ///
+/// A block rule's match in a field stops the stream the same way. The text
+/// of that field before the match, which
+/// [`StreamError::released`](stream_replace::StreamError::released) gives
+/// a plain stream, goes out just before the error event as the field's last
+/// fragment (in the event that carried it for Anthropic, or an extra event
+/// as for a field's rest); nothing from the match on is sent.
+///
 /// # Example
 ///
 /// ```
@@ -694,7 +701,11 @@ impl SseReplacer {
                 return Ok(());
             }
             for (key, text) in fragments.iter_mut() {
-                let safe = feed(&mut self.stream(*key).replacer, text)?;
+                let safe = self
+                    .stream(*key)
+                    .replacer
+                    .feed(text)
+                    .map_err(|e| self.field_failed(*key, e, None, out))?;
                 **text = safe;
             }
             for choice in finished.iter().copied() {
@@ -709,7 +720,10 @@ impl SseReplacer {
                         continue;
                     }
                     let mut stream = self.streams.remove(i);
-                    let rest = stream.replacer.flush().map_err(held_limit)?;
+                    let rest = stream
+                        .replacer
+                        .flush()
+                        .map_err(|e| self.field_failed(stream.key, e, None, out))?;
                     match fragments.iter_mut().find(|(k, _)| *k == stream.key) {
                         Some((_, text)) => text.push_str(&rest),
                         None if !rest.is_empty() => extra.push(self.chat_extra(c, field, rest)),
@@ -769,7 +783,19 @@ impl SseReplacer {
                     out.push(event);
                     return Ok(());
                 };
-                let safe = feed(&mut self.stream(Key::Block { index, field }).replacer, text)?;
+                let safe = match self.stream(Key::Block { index, field }).replacer.feed(text) {
+                    Ok(safe) => safe,
+                    Err(e) => {
+                        // The event carries this one fragment: on a block it
+                        // goes out with the safe text before the match.
+                        if let Some(released) = released_on_block(&e) {
+                            *text = released;
+                            event.set_data(&root.to_string());
+                            out.push(event);
+                        }
+                        return Err(held_limit(e));
+                    }
+                };
                 *text = safe;
                 if self.options.hold_empty
                     && is_delta
@@ -814,7 +840,13 @@ impl SseReplacer {
                 continue;
             };
             any = true;
-            let safe = feed(&mut self.stream(Key::Pointer(k)).replacer, text)?;
+            let safe = match self.stream(Key::Pointer(k)).replacer.feed(text) {
+                Ok(safe) => safe,
+                Err(e) => {
+                    let template = Some((event, root));
+                    return Err(self.field_failed(Key::Pointer(k), e, template, out));
+                }
+            };
             all_empty &= safe.is_empty();
             *text = safe;
         }
@@ -855,55 +887,79 @@ impl SseReplacer {
                 continue;
             }
             let mut stream = self.streams.remove(i);
-            let mut rest = stream.replacer.flush().map_err(held_limit)?;
+            let template = stream.template.take();
+            let rest = stream
+                .replacer
+                .flush()
+                .map_err(|e| self.field_failed(stream.key, e, template.clone(), out))?;
             if rest.is_empty() {
                 continue;
             }
-            let event = match stream.key {
-                Key::Chat { choice, field } => self.chat_extra(choice, field, rest),
-                Key::Block { index, field } => {
-                    let mut event = Event::new();
-                    event.set_event_type("content_block_delta");
-                    let data = json!({
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": field.delta_type(), field.delta_key(): rest},
-                    });
-                    event.set_data(&data.to_string());
-                    event
-                }
-                Key::Pointer(k) => {
-                    let Format::Pointers(pointers) = &self.format else {
-                        unreachable!("pointer keys exist for Format::Pointers only")
-                    };
-                    let (mut event, mut root) = stream
-                        .template
-                        .take()
-                        .expect("a pointer stream records its template when it opens");
-                    // The other fields' text in the copy belongs to their
-                    // own streams, which already sent it.
-                    for (j, pointer) in pointers.as_slice().iter().enumerate() {
-                        if let Some(Value::String(text)) = root.pointer_mut(pointer) {
-                            *text = if j == k {
-                                std::mem::take(&mut rest)
-                            } else {
-                                String::new()
-                            };
-                        }
-                    }
-                    event.set_data(&root.to_string());
-                    event
-                }
-            };
-            out.push(event);
+            out.push(self.rest_event(stream.key, rest, template));
         }
         Ok(())
+    }
+
+    // A field stream failed. On a block, the safe text that the failing call
+    // released before the match goes out as the field's last fragment, as a
+    // plain stream delivers it; what the field held, from the match on, is
+    // dropped with the stream.
+    fn field_failed(
+        &self,
+        key: Key,
+        e: StreamError,
+        template: Option<(Event, Value)>,
+        out: &mut Vec<Event>,
+    ) -> Error {
+        if let Some(released) = released_on_block(&e) {
+            out.push(self.rest_event(key, released, template));
+        }
+        held_limit(e)
+    }
+
+    // The event that carries `rest`, the last text of the field `key`: see
+    // [Events](SseReplacer#events). A pointer field's event is a copy of
+    // `template`, the last event that carried it.
+    fn rest_event(&self, key: Key, mut rest: String, template: Option<(Event, Value)>) -> Event {
+        match key {
+            Key::Chat { choice, field } => self.chat_extra(choice, field, rest),
+            Key::Block { index, field } => {
+                let mut event = Event::new();
+                event.set_event_type("content_block_delta");
+                let data = json!({
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": field.delta_type(), field.delta_key(): rest},
+                });
+                event.set_data(&data.to_string());
+                event
+            }
+            Key::Pointer(k) => {
+                let Format::Pointers(pointers) = &self.format else {
+                    unreachable!("pointer keys exist for Format::Pointers only")
+                };
+                let (mut event, mut root) =
+                    template.expect("a pointer stream records its template when it opens");
+                // The other fields' text in the copy belongs to their
+                // own streams, which already sent it.
+                for (j, pointer) in pointers.as_slice().iter().enumerate() {
+                    if let Some(Value::String(text)) = root.pointer_mut(pointer) {
+                        *text = if j == k {
+                            std::mem::take(&mut rest)
+                        } else {
+                            String::new()
+                        };
+                    }
+                }
+                event.set_data(&root.to_string());
+                event
+            }
+        }
     }
 }
 
 // A field stream's failure: a block, or its held limit. Either way the
-// stream fails closed (what the field held, the safe text before a block
-// included, is dropped with it).
+// stream fails closed: what the field held is dropped with it.
 fn held_limit(e: StreamError) -> Error {
     match e.block() {
         Some(block) => Error::new(ErrorKind::Blocked(block.clone())),
@@ -911,8 +967,13 @@ fn held_limit(e: StreamError) -> Error {
     }
 }
 
-fn feed(replacer: &mut Replacer, text: &str) -> Result<String, Error> {
-    replacer.feed(text).map_err(held_limit)
+// The text a blocked call released before the match, if any.
+fn released_on_block(e: &StreamError) -> Option<String> {
+    if e.block().is_none() || e.released().is_empty() {
+        return None;
+    }
+    // A `&str` stream releases whole characters.
+    Some(String::from_utf8_lossy(e.released()).into_owned())
 }
 
 // Every fragment of an OpenAI chunk, keyed; the choices that finish in it

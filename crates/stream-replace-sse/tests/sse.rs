@@ -720,7 +720,181 @@ fn a_block_fails_closed_with_the_rule_named() {
         let evs = events(text.as_bytes());
         let last = json_of(evs.last().unwrap()).unwrap();
         assert_eq!(last["error"]["code"], "blocked");
+        assert_eq!(joined("chat", text.as_bytes())["0/content"], "ok. SSN ");
     }
+}
+
+/// The joined text of every field of `out` but the error event, which
+/// must be its last event.
+fn before_error(format: &str, out: &[u8]) -> BTreeMap<String, String> {
+    let evs = events(out);
+    let (last, rest) = evs.split_last().expect("an error event");
+    let error = json_of(last).unwrap();
+    match format {
+        "anthropic" => {
+            assert_eq!(last.event_type(), Some("error"));
+            assert_eq!(error["type"], "error");
+        }
+        _ => assert_eq!(error["error"]["code"], "blocked"),
+    }
+    let mut fields: BTreeMap<String, String> = BTreeMap::new();
+    for event in rest {
+        let v = json_of(event).unwrap();
+        let frags = match format {
+            "pointers" => v["t"]
+                .as_str()
+                .map(|t| vec![("t".to_owned(), t.to_owned())])
+                .unwrap_or_default(),
+            _ => fragments(format, &v),
+        };
+        for (k, s) in frags {
+            fields.entry(k).or_default().push_str(&s);
+        }
+    }
+    fields
+}
+
+/// Streams `upstream` cut once at every byte and checks that a block rule
+/// stops it with the field's safe text before the match (what `evaluate`
+/// gives for the field's whole text), then the error event, and nothing
+/// else: not `leaked`, nor any event after.
+fn check_block(
+    rules: &Rules,
+    format: (&str, Format),
+    upstream: &str,
+    field: (&str, &str),
+    leaked: &[&str],
+) {
+    let (name, format) = format;
+    let want = rules.evaluate(field.1);
+    assert!(want.is_blocked(), "the case must block");
+    for cut in 0..=upstream.len() {
+        let (out, err) = run(
+            rules,
+            format.clone(),
+            Options::new(),
+            &[&upstream.as_bytes()[..cut], &upstream.as_bytes()[cut..]],
+        );
+        let err = err.expect("the stream must fail");
+        assert!(
+            matches!(err.kind(), ErrorKind::Blocked(b) if Some(b) == want.block()),
+            "{err:?}"
+        );
+        let text = String::from_utf8(out).unwrap();
+        for leaked in leaked {
+            assert!(!text.contains(leaked), "{leaked:?} in {text}");
+        }
+        let fields = before_error(name, text.as_bytes());
+        assert_eq!(
+            fields.get(field.0).map(String::as_str).unwrap_or(""),
+            want.text(),
+            "cut at {cut}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_block_sends_the_safe_text_before_the_match_then_the_error() {
+    let rules = Rules::builder()
+        .add(Rule::regex(r"\d{3}-\d{2}-\d{4}", "[SSN]").block("SSN"))
+        .add(Rule::literal("ok", "OK"))
+        .build()
+        .unwrap();
+    let leaked = ["123", "45", "6789", "rest", "[DONE]", "message_stop"];
+    let field = "ok. SSN 123-45-6789 and the rest";
+
+    let mut chat = chunk(
+        0,
+        json!({"role": "assistant", "content": "ok. SSN 123-4"}),
+        Value::Null,
+    );
+    chat += &chunk(0, json!({"content": "5-6789 and the rest"}), json!("stop"));
+    chat += "data: [DONE]\n\n";
+    check_block(
+        &rules,
+        ("chat", Format::OpenAiChat),
+        &chat,
+        ("0/content", field),
+        &leaked,
+    );
+
+    let start = |text: &str| {
+        named(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": text}}),
+        )
+    };
+    let delta = |text: &str| {
+        named(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": text}}),
+        )
+    };
+    let stop = named(
+        "content_block_stop",
+        &json!({"type": "content_block_stop", "index": 0}),
+    ) + &named("message_stop", &json!({"type": "message_stop"}));
+    let anthropic = start("") + &delta("ok. SSN 123-4") + &delta("5-6789 and the rest") + &stop;
+    let format = ("anthropic", Format::AnthropicMessages);
+    check_block(
+        &rules,
+        format.clone(),
+        &anthropic,
+        ("0/text", field),
+        &leaked,
+    );
+    // Blocked in a block's first event: that event goes out with the safe
+    // text.
+    let anthropic = start(field) + &stop;
+    check_block(&rules, format, &anthropic, ("0/text", field), &leaked);
+
+    let pointers = sse(&json!({"t": "ok. SSN 123-4", "n": 1}))
+        + &sse(&json!({"t": "5-6789 and the rest", "n": 2}));
+    let format = ("pointers", Format::pointers(["/t"]).unwrap());
+    check_block(&rules, format, &pointers, ("t", field), &leaked);
+}
+
+#[test]
+fn a_block_decided_when_a_field_ends_sends_the_safe_text_before_it() {
+    // `ab` is held for `abc` until the field ends; then `b$` blocks, and
+    // `a` is safe.
+    let rules = Rules::builder()
+        .add(Rule::literal("abc", "X"))
+        .add(Rule::regex("b$", "").block("ends in b"))
+        .build()
+        .unwrap();
+    let field = "x ab";
+    assert_eq!(rules.evaluate(field).text(), "x a");
+
+    let chat = chunk(0, json!({"content": "x a"}), Value::Null)
+        + &chunk(0, json!({"content": "b"}), Value::Null)
+        + &chunk(0, json!({}), json!("stop"))
+        + "data: [DONE]\n\n";
+    let leaked = ["b\"", "[DONE]"];
+    check_block(
+        &rules,
+        ("chat", Format::OpenAiChat),
+        &chat,
+        ("0/content", field),
+        &leaked,
+    );
+
+    let anthropic = named(
+        "content_block_delta",
+        &json!({"type": "content_block_delta", "index": 0,
+        "delta": {"type": "text_delta", "text": field}}),
+    ) + &named(
+        "content_block_stop",
+        &json!({"type": "content_block_stop", "index": 0}),
+    );
+    let format = ("anthropic", Format::AnthropicMessages);
+    check_block(&rules, format, &anthropic, ("0/text", field), &leaked);
+
+    let pointers = sse(&json!({"t": "x a"})) + &sse(&json!({"t": "b"}));
+    let format = ("pointers", Format::pointers(["/t"]).unwrap());
+    check_block(&rules, format, &pointers, ("t", field), &leaked);
 }
 
 #[test]
