@@ -1168,12 +1168,6 @@ impl Matcher for Threads {
     }
 
     #[inline(always)]
-    fn first_rule(&self) -> usize {
-        // One automaton over every rule.
-        0
-    }
-
-    #[inline(always)]
     fn is_idle(&self) -> bool {
         self.mode == Mode::Dfa && self.dfa_threads.is_empty() && self.best.is_none()
     }
