@@ -68,6 +68,31 @@ type DepthMap = HashMap<u32, u32, BuildHasherDefault<IdHasher>>;
 /// The flag of a state in `DepthMap` with a trie edge out of it.
 const HAS_CHILD: u32 = 1 << 31;
 
+/// The depth table: indexed by state ID where the IDs are dense enough
+/// (the DFA's, a multiple of its stride), hashed otherwise (the
+/// contiguous NFA's, offsets of states of varied sizes).
+#[derive(Debug)]
+enum Depths {
+    Dense { shift: u32, table: Vec<u32> },
+    Sparse(DepthMap),
+}
+
+impl Depths {
+    /// A dense table when it takes at most a few entries per state.
+    fn new(map: DepthMap) -> Depths {
+        let shift = map.keys().map(|&k| k.trailing_zeros()).min().unwrap_or(0);
+        let len = map.keys().map(|&k| (k >> shift) as usize + 1).max().unwrap_or(0);
+        if len > 4 * map.len() + 64 {
+            return Depths::Sparse(map);
+        }
+        let mut table = vec![0; len];
+        for (&k, &d) in &map {
+            table[(k >> shift) as usize] = d;
+        }
+        Depths::Dense { shift, table }
+    }
+}
+
 /// One of the two automata `aho-corasick` offers for stepping by hand.
 #[derive(Debug)]
 enum Aut {
@@ -83,7 +108,7 @@ pub(crate) struct Program {
     rules: Vec<usize>,
     /// The depth of every state but the start state (which has depth 0),
     /// and whether it has children in the trie.
-    depth: DepthMap,
+    depth: Depths,
     /// The bytes a literal can start with.
     first: [u64; 4],
     /// The longest literal, in bytes.
@@ -125,10 +150,10 @@ impl Program {
             None => Aut::Nfa(contiguous::NFA::builder().build_from_noncontiguous(&nnfa)?),
         };
         drop(nnfa);
-        let depth = match &aut {
+        let depth = Depths::new(match &aut {
             Aut::Dfa(a) => depths(a, literals),
             Aut::Nfa(a) => depths(a, literals),
-        };
+        });
         let mut first = [0u64; 4];
         for l in literals {
             let mut set = |b: u8| first[(b >> 6) as usize] |= 1 << (b & 63);
@@ -154,21 +179,29 @@ impl Program {
         self.rules.first().copied().unwrap_or(usize::MAX)
     }
 
+    /// The entry of a state in the depth table (0 for a state it does not
+    /// hold: the start state, or one no literal reaches).
+    #[inline(always)]
+    fn entry(&self, sid: aho_corasick::automaton::StateID) -> u32 {
+        match &self.depth {
+            Depths::Dense { shift, table } => {
+                table.get(sid.as_usize() >> shift).copied().unwrap_or(0)
+            }
+            Depths::Sparse(map) => map.get(&sid.as_u32()).copied().unwrap_or(0),
+        }
+    }
+
     /// The depth of a state other than the start state.
     #[inline(always)]
     fn depth(&self, sid: aho_corasick::automaton::StateID) -> usize {
-        self.depth
-            .get(&sid.as_u32())
-            .map_or(0, |&d| (d & !HAS_CHILD) as usize)
+        (self.entry(sid) & !HAS_CHILD) as usize
     }
 
     /// Whether no longer literal goes on from a state, so a match there
     /// is decided whatever follows (the next byte leads to the dead state).
     #[inline(always)]
     fn is_leaf(&self, sid: aho_corasick::automaton::StateID) -> bool {
-        self.depth
-            .get(&sid.as_u32())
-            .is_none_or(|&d| d & HAS_CHILD == 0)
+        self.entry(sid) & HAS_CHILD == 0
     }
 
     #[inline(always)]
