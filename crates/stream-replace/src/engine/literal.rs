@@ -37,6 +37,10 @@ use super::tape::Tape;
 /// contiguous NFA, which is several times smaller.
 const DFA_MAX_PATTERN_BYTES: usize = 64 << 10;
 
+/// The most a chunk stepped in place (`Literals::run_in_place`) may leave
+/// held; less than the first segment the stream is fed of a chunk.
+const IN_PLACE_HELD: usize = 64;
+
 /// The most memory the DFA may take.
 const DFA_MAX_BYTES: usize = 16 << 20;
 
@@ -81,7 +85,11 @@ impl Depths {
     /// A dense table when it takes at most a few entries per state.
     fn new(map: DepthMap) -> Depths {
         let shift = map.keys().map(|&k| k.trailing_zeros()).min().unwrap_or(0);
-        let len = map.keys().map(|&k| (k >> shift) as usize + 1).max().unwrap_or(0);
+        let len = map
+            .keys()
+            .map(|&k| (k >> shift) as usize + 1)
+            .max()
+            .unwrap_or(0);
         if len > 4 * map.len() + 64 {
             return Depths::Sparse(map);
         }
@@ -571,6 +579,67 @@ impl Matcher for Literals {
 }
 
 impl Literals {
+    /// With the matcher idle, steps `hay[from..]` (where `hay[0]` is at
+    /// stream offset `base`) in place, without the tape, as long as no
+    /// literal matches. If none does, the matcher is left at the end of
+    /// `hay` and this returns where the held part starts (the start of
+    /// the longest suffix that a literal could still complete), a
+    /// character boundary since no literal starts inside one. Otherwise
+    /// the matcher is left as it was and this returns `None`: the tape's
+    /// path takes the chunk.
+    pub(crate) fn run_in_place(
+        &mut self,
+        prog: &Program,
+        hay: &[u8],
+        from: usize,
+        base: usize,
+    ) -> Option<usize> {
+        debug_assert!(self.is_idle() && self.focus.is_none());
+        if !prog.fast {
+            return None;
+        }
+        let sid = match &prog.aut {
+            Aut::Dfa(a) => Self::step_in_place(prog, a, hay, from)?,
+            Aut::Nfa(a) => Self::step_in_place(prog, a, hay, from)?,
+        };
+        let depth = sid.map_or(0, |s| prog.depth(s));
+        if depth > IN_PLACE_HELD {
+            // The caller feeds the held part in segments: keep it within
+            // the first one, so the matcher is never ahead of the tape.
+            return None;
+        }
+        self.pos = base + hay.len();
+        self.state = sid;
+        Some(hay.len() - depth)
+    }
+
+    /// The loop of `run_in_place`: the state at the end of `hay`, or
+    /// `None` at the first match.
+    #[inline(always)]
+    fn step_in_place<A: Automaton>(
+        prog: &Program,
+        aut: &A,
+        hay: &[u8],
+        from: usize,
+    ) -> Option<Option<aho_corasick::automaton::StateID>> {
+        let pre = prog.prefilter().is_some();
+        let mut sid = Self::start_state(prog);
+        let mut i = from;
+        while i < hay.len() {
+            sid = aut.next_state(Anchored::No, sid, hay[i]);
+            i += 1;
+            if aut.is_special(sid) {
+                if aut.is_match(sid) || aut.is_dead(sid) {
+                    return None;
+                }
+                if aut.is_start(sid) && pre {
+                    i = prog.skip_idle(hay, i);
+                }
+            }
+        }
+        Some((!aut.is_start(sid)).then_some(sid))
+    }
+
     /// The earliest position where a literal could still start a match
     /// (`Matcher::earliest_live`, which needs the program for the depth).
     #[inline(always)]

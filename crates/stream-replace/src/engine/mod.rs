@@ -663,15 +663,27 @@ impl StreamState {
         if let (Some(t), Some(p)) = (&self.threads, &prog.threads) {
             q = t.skip_idle(p, chunk, 0, lb);
         }
+        let mut stepped = false;
         if let Some(p) = &prog.literal {
             q = self.literals.skip_idle(p, &chunk[..q], 0, lb);
+            if prog.threads.is_none() && q < chunk.len() {
+                // Only literals: step the automaton over the chunk where it
+                // is, so that only what it holds at the end is copied.
+                let base = self.tape.offset();
+                if let Some(held) = self.literals.run_in_place(p, chunk, q, base) {
+                    q = held;
+                    stepped = true;
+                }
+            }
         }
         if q > 0 {
             let end = self.tape.append_released(&chunk[..q]);
             if let Some(t) = &mut self.threads {
                 t.skip_to(end);
             }
-            self.literals.skip_to(end);
+            if !stepped {
+                self.literals.skip_to(end);
+            }
         }
         q
     }

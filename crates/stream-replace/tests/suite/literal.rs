@@ -262,3 +262,16 @@ fn literals_on_their_matcher_ignore_the_size_limit() {
     let rules = build(true).unwrap();
     assert_eq!(rules.replace_all(&format!("a {} b", words[1999])), "a X b");
 }
+
+/// A set of literals steps an idle chunk in place and copies only what it
+/// holds at the end; a held part longer than that path allows goes through
+/// the tape instead. Both stay exact.
+#[test]
+fn long_literal_held_across_chunks() {
+    let long = format!("{}y", "x".repeat(100));
+    let pat = format!("l:{long}");
+    let text = format!("a {} b {long} c", "x".repeat(150));
+    check(&[pat.as_str(), "l:xy"], &[text.as_str()]);
+    let (a, b) = text.split_at(120);
+    check(&[pat.as_str(), "l:xxy"], &[a, b]);
+}
