@@ -523,7 +523,9 @@ impl Matcher for Literals {
     }
 
     fn earliest_candidate(&self) -> Option<usize> {
-        // The depth needs the program: `earliest_live_in` gives the rest.
+        // A decided or recorded match only: a literal's prefix held by the
+        // automaton needs the program's depth table, so the stream asks
+        // `Literals::live` (not `Matcher::earliest_live`) for hold-back.
         match (&self.decided, &self.pending) {
             (Some(d), _) => Some(d.span.start),
             (None, Some(m)) => Some(m.start),
