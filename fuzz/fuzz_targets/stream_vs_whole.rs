@@ -4,7 +4,8 @@
 //! streaming engine, pieces of one word that overlap each other as
 //! prefixes, suffixes and infixes, or short arbitrary literals and
 //! regexes), an engine choice (the default, the fast paths off, or a small
-//! lazy DFA cache that forces cache clears mid-stream), and up to 16 texts
+//! lazy DFA cache that forces cache clears mid-stream), whether literal
+//! rules run on the Aho-Corasick literal matcher, and up to 16 texts
 //! made mostly from the word's pieces and a small alphabet with multi-byte
 //! characters and sometimes invalid bytes, each with its cut points. The
 //! rules are compiled once per case, which dominates its cost. The oracle is
@@ -181,6 +182,8 @@ struct Text {
 struct Case {
     rules: Vec<Rule>,
     engine: Engine,
+    /// `Config::literal_matcher`.
+    literal_matcher: bool,
     texts: Vec<Text>,
 }
 
@@ -194,6 +197,7 @@ impl std::fmt::Debug for Case {
         f.debug_struct("Case")
             .field("rules", &self.rules)
             .field("engine", &self.engine)
+            .field("literal_matcher", &self.literal_matcher)
             .field("texts", &texts)
             .finish()
     }
@@ -296,6 +300,7 @@ impl<'a> Arbitrary<'a> for Case {
             5 => Engine::Migrating,
             _ => Engine::Cache(*u.choose(&[MIN_CACHE, 1 << 10, 1 << 16])?),
         };
+        let literal_matcher = u.ratio(2, 3)?;
         let mut texts = Vec::new();
         for _ in 0..u.int_in_range(1..=MAX_TEXTS)? {
             texts.push(text(u, &word)?);
@@ -303,6 +308,7 @@ impl<'a> Arbitrary<'a> for Case {
         Ok(Case {
             rules,
             engine,
+            literal_matcher,
             texts,
         })
     }
@@ -374,7 +380,8 @@ fuzz_target!(|case: Case| {
         Engine::General => Config::new().fast_paths(false),
         Engine::Migrating => Config::new().dfa(DfaKind::Lazy).scratch_per_call(true),
         Engine::Cache(n) => Config::new().dfa(DfaKind::Lazy).cache_capacity(n),
-    };
+    }
+    .literal_matcher(case.literal_matcher);
     let mut builder = Rules::builder();
     for (i, r) in rules.iter().enumerate() {
         let pattern = if r.literal {

@@ -102,15 +102,20 @@ impl Error {
     /// compiled pattern over the size limit).
     pub(crate) fn from_regex(e: meta::BuildError) -> Error {
         if let Some(se) = e.syntax_error() {
-            let mut err = Error::new(ErrorKind::Syntax, None, None, se.to_string());
-            err.cause = Some(Box::new(Cause::Syntax(se.clone())));
-            return err;
+            return Error::from_syntax(se.clone());
         }
         let mut err = match e.size_limit() {
             Some(limit) => Error::too_big(limit),
             None => Error::new(ErrorKind::Build, None, None, chain(&e)),
         };
         err.cause = Some(Box::new(Cause::Regex(e)));
+        err
+    }
+
+    /// A pattern that is not valid `regex` syntax.
+    pub(crate) fn from_syntax(se: regex_syntax::Error) -> Error {
+        let mut err = Error::new(ErrorKind::Syntax, None, None, se.to_string());
+        err.cause = Some(Box::new(Cause::Syntax(se)));
         err
     }
 

@@ -288,7 +288,11 @@ impl fmt::Debug for Rule {
 /// The guard metadata of a built rule set, per rule.
 #[derive(Default)]
 pub(crate) struct Meta {
-    pub(crate) ids: Vec<Arc<str>>,
+    pub(crate) ids: Arc<[Arc<str>]>,
+    /// A zero per rule: the counts of a stream that has counted nothing
+    /// (each stream's own counts are allocated at its first count, so a
+    /// fresh stream allocates nothing, however many rules there are).
+    pub(crate) zeros: Arc<[u64]>,
     pub(crate) actions: Vec<Action>,
     pub(crate) validators: Vec<Option<Validator>>,
     pub(crate) allow: HashSet<Box<[u8]>>,
@@ -535,22 +539,77 @@ impl Trigger {
 /// assert_eq!(c.blocks(), 0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Counters {
-    ids: Vec<Arc<str>>,
+    ids: Arc<[Arc<str>]>,
+    /// A zero per rule, shared: stands for `matches` and `rejected` until
+    /// their first count.
+    zeros: Arc<[u64]>,
     matches: Vec<u64>,
     rejected: Vec<u64>,
     allowed: u64,
     blocks: u64,
 }
 
-impl Counters {
-    pub(crate) fn new(ids: &[Arc<str>]) -> Counters {
+impl PartialEq for Counters {
+    fn eq(&self, other: &Counters) -> bool {
+        self.ids == other.ids
+            && self.matches_by_rule() == other.matches_by_rule()
+            && self.rejected_by_rule() == other.rejected_by_rule()
+            && (self.allowed, self.blocks) == (other.allowed, other.blocks)
+    }
+}
+
+impl Eq for Counters {}
+
+impl Default for Counters {
+    fn default() -> Counters {
         Counters {
-            ids: ids.to_vec(),
-            matches: vec![0; ids.len()],
-            rejected: vec![0; ids.len()],
-            ..Counters::default()
+            ids: Arc::from(Vec::new()),
+            zeros: Arc::from(Vec::new()),
+            matches: Vec::new(),
+            rejected: Vec::new(),
+            allowed: 0,
+            blocks: 0,
+        }
+    }
+}
+
+impl Counters {
+    pub(crate) fn new(meta: &Meta) -> Counters {
+        Counters {
+            ids: meta.ids.clone(),
+            zeros: meta.zeros.clone(),
+            matches: Vec::new(),
+            rejected: Vec::new(),
+            allowed: 0,
+            blocks: 0,
+        }
+    }
+
+    /// Counts a match of rule `rule`.
+    #[inline(always)]
+    pub(crate) fn count_match(&mut self, rule: usize) {
+        if self.matches.is_empty() {
+            self.matches = self.zeros.to_vec();
+        }
+        self.matches[rule] += 1;
+    }
+
+    /// Counts a rejection of rule `rule`.
+    fn count_rejected(&mut self, rule: usize) {
+        if self.rejected.is_empty() {
+            self.rejected = self.zeros.to_vec();
+        }
+        self.rejected[rule] += 1;
+    }
+
+    /// Rejections of each rule, by index.
+    fn rejected_by_rule(&self) -> &[u64] {
+        if self.rejected.is_empty() {
+            &self.zeros
+        } else {
+            &self.rejected
         }
     }
 
@@ -578,7 +637,7 @@ impl Counters {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn matches(&self, id: &str) -> u64 {
-        self.sum(&self.matches, id)
+        self.sum(self.matches_by_rule(), id)
     }
 
     /// Matches of each rule, by index.
@@ -595,7 +654,11 @@ impl Counters {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn matches_by_rule(&self) -> &[u64] {
-        &self.matches
+        if self.matches.is_empty() {
+            &self.zeros
+        } else {
+            &self.matches
+        }
     }
 
     /// Candidates of rules with this id that their validator rejected.
@@ -612,7 +675,7 @@ impl Counters {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn rejected(&self, id: &str) -> u64 {
-        self.sum(&self.rejected, id)
+        self.sum(self.rejected_by_rule(), id)
     }
 
     /// Matches that passed through because their text is allowlisted.
@@ -859,14 +922,25 @@ pub(crate) struct StreamGuard {
 
 impl StreamGuard {
     pub(crate) fn new(rules: &Rules) -> StreamGuard {
+        // Field by field: `Counters::default` would allocate.
         StreamGuard {
-            counters: Counters::new(&rules.inner.meta.ids),
-            ..StreamGuard::default()
+            allow: HashSet::new(),
+            triggers: None,
+            values: false,
+            counters: Counters::new(&rules.inner.meta),
+            block: None,
         }
     }
 
     pub(crate) fn take_counters(&mut self) -> Counters {
-        let fresh = Counters::new(&self.counters.ids);
+        let fresh = Counters {
+            ids: self.counters.ids.clone(),
+            zeros: self.counters.zeros.clone(),
+            matches: Vec::new(),
+            rejected: Vec::new(),
+            allowed: 0,
+            blocks: 0,
+        };
         std::mem::replace(&mut self.counters, fresh)
     }
 
@@ -932,7 +1006,7 @@ pub(crate) fn judge(
             Err(_) => valid(&String::from_utf8_lossy(text)),
         };
         if !ok {
-            guard.counters.rejected[rule] += 1;
+            guard.counters.count_rejected(rule);
             return Judged::Rejected;
         }
     }
@@ -940,7 +1014,7 @@ pub(crate) fn judge(
         guard.counters.allowed += 1;
         return Judged::Allowed;
     }
-    guard.counters.matches[rule] += 1;
+    guard.counters.count_match(rule);
     let span = offset + start..offset + end;
     guard.trigger(meta, rule, span.clone(), text);
     match &meta.actions[rule] {
@@ -963,7 +1037,7 @@ pub(crate) fn dropped(
     span: Range<usize>,
 ) -> bool {
     let meta = &rules.inner.meta;
-    guard.counters.matches[rule] += 1;
+    guard.counters.count_match(rule);
     guard.trigger(meta, rule, span.clone(), b"");
     match &meta.actions[rule] {
         Action::Replace => false,
@@ -997,9 +1071,7 @@ pub(crate) fn apply(
         && meta.allow.is_empty()
     {
         // The common case, kept short: a replacement and a count.
-        if let Some(n) = guard.counters.matches.get_mut(rule) {
-            *n += 1;
-        }
+        guard.counters.count_match(rule);
         rules.append_replacement(hay, offset, rule, start..end, state, out);
         return Verdict::Accept;
     }

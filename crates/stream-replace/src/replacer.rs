@@ -421,7 +421,7 @@ impl Replacer {
         let mut rest = chunk;
         let mut segment = SEGMENT;
         while !rest.is_empty() {
-            if self.stream.is_idle() {
+            if self.stream.is_idle(&self.rules.inner.program) {
                 // Text that no match can touch goes straight from `chunk`
                 // to `out`, with no copy into the stream and no UTF-8 check
                 // (a thread never starts inside a character, so `q` is a

@@ -6,11 +6,14 @@ use std::sync::Arc;
 
 use regex_automata::meta;
 use regex_automata::nfa::thompson;
+use regex_automata::util::captures::{Captures as RawCaptures, GroupInfo};
+use regex_automata::util::primitives::NonMaxUsize;
 use regex_automata::util::syntax;
-use regex_automata::Input;
+use regex_automata::{Input, PatternID};
+use regex_syntax::hir::{Class, Hir, HirKind};
 
 use crate::config::Config;
-use crate::engine::Program;
+use crate::engine::{Program, Source};
 use crate::error::{Error, ErrorKind};
 use crate::guard::{Action, Meta, Rule};
 use crate::replacement::{Captures, Compiled, Replacement, State};
@@ -104,14 +107,55 @@ impl Pattern {
     pub fn is_literal(&self) -> bool {
         self.literal
     }
+}
 
-    fn to_regex(&self) -> String {
-        if self.literal {
-            regex_syntax::escape(&self.source)
-        } else {
-            self.source.clone()
+/// The text a regex matches when it is one literal, and whether its ASCII
+/// letters match either case: a concatenation of literal text and
+/// classes that are exactly an ASCII letter's two cases (what `(?i)` makes
+/// of an ASCII letter whose case folds stay in ASCII). A caseless literal
+/// must not also hold a letter that matches one case only.
+fn literal_of(hir: &Hir) -> Option<(Vec<u8>, bool)> {
+    let parts = match hir.kind() {
+        HirKind::Concat(parts) => parts.as_slice(),
+        _ => std::slice::from_ref(hir),
+    };
+    let mut bytes = Vec::new();
+    let (mut caseless, mut cased) = (false, false);
+    for part in parts {
+        match part.kind() {
+            HirKind::Literal(lit) => {
+                cased |= lit.0.iter().any(u8::is_ascii_alphabetic);
+                bytes.extend_from_slice(&lit.0);
+            }
+            HirKind::Class(class) => {
+                bytes.push(ascii_case_pair(class)?);
+                caseless = true;
+            }
+            _ => return None,
         }
     }
+    if caseless && cased {
+        return None;
+    }
+    Some((bytes, caseless))
+}
+
+/// The lower-case letter of a class that is exactly `[Xx]` for an ASCII
+/// letter `x`.
+fn ascii_case_pair(class: &Class) -> Option<u8> {
+    let (a, b) = match class {
+        Class::Unicode(c) => match c.ranges() {
+            [r, s] if r.start() == r.end() && s.start() == s.end() => {
+                (u8::try_from(r.start()).ok()?, u8::try_from(s.start()).ok()?)
+            }
+            _ => return None,
+        },
+        Class::Bytes(c) => match c.ranges() {
+            [r, s] if r.start() == r.end() && s.start() == s.end() => (r.start(), s.start()),
+            _ => return None,
+        },
+    };
+    (a.is_ascii_uppercase() && b == a.to_ascii_lowercase()).then_some(b)
 }
 
 /// A builder of [`Rules`]: add rules in priority order, then
@@ -339,6 +383,9 @@ impl RulesBuilder {
         let mut sources = Vec::with_capacity(self.rules.len());
         let mut singles = Vec::with_capacity(self.rules.len());
         let mut replacements = Vec::with_capacity(self.rules.len());
+        // A literal's only group is the whole match.
+        let literal_info = GroupInfo::new([[None::<&str>]])
+            .map_err(|e| Error::new(ErrorKind::Build, None, None, e.to_string()))?;
         for (
             i,
             Rule {
@@ -348,25 +395,40 @@ impl RulesBuilder {
             },
         ) in self.rules.iter().enumerate()
         {
-            let source = pattern.to_regex();
+            if pattern.literal {
+                // Nothing to parse: a literal needs no regex of its own.
+                replacements.push(replacement.compile(i, pattern.as_str(), &literal_info)?);
+                singles.push(None);
+                sources.push(Source::Literal(&pattern.source));
+                continue;
+            }
+            let blame = |e: Error| e.blame(i, pattern.as_str(), None);
+            let hir = syntax::parse_with(&pattern.source, &syntax::Config::new())
+                .map_err(|e| blame(Error::from_syntax(e)))?;
             // Captures are searched anchored at a decided start, so the
             // UTF-8 empty-match filter has nothing to add; it would only
             // reject a match ending before a stray continuation byte, which
             // the streams keep.
             let single = meta::Builder::new()
                 .configure(meta_config(&self.config).utf8_empty(false))
-                .syntax(syntax::Config::new())
-                .build(&source)
-                .map_err(|e| Error::from_regex(e).blame(i, pattern.as_str(), None))?;
+                .build_from_hir(&hir)
+                .map_err(|e| blame(Error::from_regex(e)))?;
             replacements.push(replacement.compile(i, pattern.as_str(), single.group_info())?);
-            singles.push(single);
-            sources.push(source);
+            singles.push(Some(single));
+            sources.push(Source::Regex {
+                source: &pattern.source,
+                literal: literal_of(&hir),
+                empty: hir.properties().minimum_len().is_none_or(|n| n == 0),
+            });
         }
-        // One automaton over every rule, shared by the streams and
-        // `replace_all`. (A `meta` regex over every rule would be quicker
-        // on whole inputs, but its lazy DFA's memory grows with the rule
-        // count: with 10,000 literals it tried to allocate 27 GB.)
+        // The engine's automata, shared by the streams and `replace_all`.
+        // (A `meta` regex over every rule would be quicker on whole inputs,
+        // but its lazy DFA's memory grows with the rule count: with 10,000
+        // literals it tried to allocate 27 GB.)
         let program = Program::new(&sources, &self.config).map_err(|e| {
+            if e.rule().is_some() {
+                return e;
+            }
             self.blame_set(e, &sources, |some| {
                 Program::new(some, &self.config).is_err()
             })
@@ -375,6 +437,7 @@ impl RulesBuilder {
             ids: (self.rules.iter().enumerate())
                 .map(|(i, r)| r.id.clone().unwrap_or_else(|| i.to_string()).into())
                 .collect(),
+            zeros: vec![0; self.rules.len()].into(),
             actions: self.rules.iter().map(|r| r.action.clone()).collect(),
             validators: self.rules.iter().map(|r| r.validator.clone()).collect(),
             plain: (self.rules.iter())
@@ -387,6 +450,7 @@ impl RulesBuilder {
                 patterns: self.rules.iter().map(|r| r.pattern.clone()).collect(),
                 meta,
                 singles,
+                literal_info,
                 replacements,
                 program,
                 config: self.config.clone(),
@@ -400,8 +464,8 @@ impl RulesBuilder {
     fn blame_set(
         &self,
         err: Error,
-        sources: &[String],
-        fails: impl Fn(&[String]) -> bool,
+        sources: &[Source<'_>],
+        fails: impl Fn(&[Source<'_>]) -> bool,
     ) -> Error {
         if err.kind() != &ErrorKind::TooBig {
             return self.blame(err, sources, fails);
@@ -409,14 +473,21 @@ impl RulesBuilder {
         // Over the size limit, rules are tried on the engine's NFA alone
         // (built as `Program::new` builds it), a fraction of a whole build.
         let limit = Some(self.config.get_size_limit());
-        let nfa_too_big = |some: &[String]| {
+        let on_ac = self.config.get_literal_matcher();
+        let nfa_too_big = |some: &[Source<'_>]| {
+            // The literals the Aho-Corasick matcher takes are not in it.
+            let regexes: Vec<_> = some
+                .iter()
+                .filter(|s| !(on_ac && s.is_literal()))
+                .map(|s| s.regex())
+                .collect();
             thompson::Compiler::new()
                 .configure(
                     thompson::Config::new()
                         .nfa_size_limit(limit)
                         .which_captures(thompson::WhichCaptures::None),
                 )
-                .build_many(some)
+                .build_many(&regexes)
                 .is_err()
         };
         if nfa_too_big(sources) {
@@ -431,7 +502,12 @@ impl RulesBuilder {
     /// such that rules `0..=k` fail to build together (by `fails`) while
     /// rules `0..k` build. Only on the error path: about `log2(n)` builds
     /// of prefixes, and one of rule `k` alone.
-    fn blame(&self, err: Error, sources: &[String], fails: impl Fn(&[String]) -> bool) -> Error {
+    fn blame(
+        &self,
+        err: Error,
+        sources: &[Source<'_>],
+        fails: impl Fn(&[Source<'_>]) -> bool,
+    ) -> Error {
         if sources.is_empty() {
             return err;
         }
@@ -504,7 +580,11 @@ pub struct Rules {
 pub(crate) struct Inner {
     patterns: Vec<Pattern>,
     pub(crate) meta: Meta,
-    singles: Vec<meta::Regex>,
+    /// Each regex rule's own regex, for its captures (none for a literal,
+    /// whose only group is the match).
+    singles: Vec<Option<meta::Regex>>,
+    /// The groups of a literal rule.
+    literal_info: GroupInfo,
     pub(crate) replacements: Vec<Compiled>,
     pub(crate) program: Program,
     pub(crate) config: Config,
@@ -634,17 +714,18 @@ impl Rules {
 
     /// The bytes of the dense DFA that every stream of these rules shares,
     /// or `None` when the streams build their DFA lazily (see
-    /// [`DfaKind`](crate::DfaKind)).
+    /// [`DfaKind`](crate::DfaKind)) or step none (every rule is on the
+    /// literal matcher, see [`Config::literal_matcher`]).
     ///
     /// # Example
     ///
     /// ```
     /// use stream_replace::{Config, DfaKind, Rules};
     ///
-    /// let rules = Rules::builder().literal("secret", "***").build()?;
+    /// let rules = Rules::builder().regex(r"se+cret", "***").build()?;
     /// assert!(rules.dense_dfa_size().is_some());
     /// let lazy = Rules::builder()
-    ///     .literal("secret", "***")
+    ///     .regex(r"se+cret", "***")
     ///     .config(Config::new().dfa(DfaKind::Lazy))
     ///     .build()?;
     /// assert_eq!(lazy.dense_dfa_size(), None);
@@ -673,12 +754,24 @@ impl Rules {
             repl.append(None, state, out);
             return;
         }
-        let re = &self.inner.singles[rule];
-        let mut raw = re.create_captures();
-        let input = Input::new(haystack)
-            .span(span)
-            .anchored(regex_automata::Anchored::Yes);
-        re.search_captures(&input, &mut raw);
+        let raw = match &self.inner.singles[rule] {
+            Some(re) => {
+                let mut raw = re.create_captures();
+                let input = Input::new(haystack)
+                    .span(span)
+                    .anchored(regex_automata::Anchored::Yes);
+                re.search_captures(&input, &mut raw);
+                raw
+            }
+            None => {
+                let mut raw = RawCaptures::all(self.inner.literal_info.clone());
+                raw.set_pattern(Some(PatternID::ZERO));
+                let slots = raw.slots_mut();
+                slots[0] = NonMaxUsize::new(span.start);
+                slots[1] = NonMaxUsize::new(span.end);
+                raw
+            }
+        };
         let caps = Captures::new(haystack, offset, rule, &raw);
         repl.append(Some(&caps), state, out);
     }

@@ -271,3 +271,44 @@ fn ten_thousand_live_streams_cost_under_2_kib_each() {
         assert!(LIVE.load(Ordering::Relaxed) < live);
     }
 }
+
+/// 100,000 literal rules build on the literal matcher with a heap
+/// proportional to their text (the rules' own strings and replacements
+/// included), and a fresh stream over them allocates nothing.
+#[test]
+fn one_hundred_thousand_literals_build_small_and_streams_start_empty() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let words: Vec<String> = (0..100_000)
+        .map(|mut i: usize| {
+            let mut w = String::from("z");
+            for _ in 0..4 {
+                w.push((b'a' + (i % 26) as u8) as char);
+                i /= 26;
+            }
+            w.push('q');
+            w
+        })
+        .collect();
+    let text_bytes: usize = words.iter().map(String::len).sum();
+    let before = LIVE.load(Ordering::Relaxed);
+    let (rules, peak, _) = measure(|| {
+        let mut b = Rules::builder();
+        for w in &words {
+            b.literal(w, "*");
+        }
+        b.build().unwrap()
+    });
+    let kept = LIVE.load(Ordering::Relaxed) - before;
+    let ((), stream_heap, _) = measure(|| {
+        let r = rules.replacer();
+        std::hint::black_box(&r);
+    });
+    eprintln!(
+        "100,000 literals ({text_bytes} bytes of text): peak heap while building {peak} bytes, \
+         {kept} bytes kept by the rules; a fresh replacer allocates {stream_heap} bytes"
+    );
+    assert!(peak < 200 * text_bytes, "{peak}");
+    assert!(kept < 100 * text_bytes, "{kept}");
+    assert_eq!(stream_heap, 0);
+    assert_eq!(rules.replace_all("a zbaaaq b"), "a * b");
+}

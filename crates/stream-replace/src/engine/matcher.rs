@@ -98,9 +98,6 @@ pub(crate) trait Matcher {
         self.earliest_candidate().map_or(p, |s| s.min(p))
     }
 
-    /// The lowest index of the rules it follows.
-    fn first_rule(&self) -> usize;
-
     /// Whether nothing is alive, so it may be moved over idle text with
     /// [`skip_to`](Matcher::skip_to).
     fn is_idle(&self) -> bool;

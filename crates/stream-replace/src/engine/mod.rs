@@ -14,11 +14,15 @@
 //! and those before it excluded there, `Matcher::exclude`), or stops the
 //! stream before it (nothing more is scanned or released until a reset).
 //!
-//! One matcher follows every rule today: [`threads`], a DFA (see `dfa`) stepped
-//! as a set of threads, with the Thompson NFA (`nfa`) as its exact
-//! fallback, three memos for its fast paths (`single` for one live thread,
-//! `tuples` for many, `futures`), and a `gate` that skips text where no
-//! match can start when every rule has a required literal near its start.
+//! Two matchers share the rules: [`literal`], an Aho-Corasick automaton
+//! over the rules that are plain literals, and [`threads`], a DFA (see
+//! `dfa`) stepped as a set of threads over the others, with the Thompson NFA
+//! (`nfa`) as its exact fallback, three memos for its fast paths (`single`
+//! for one live thread, `tuples` for many, `futures`), and a `gate` that
+//! skips text where no match can start when every rule has a required
+//! literal near its start. Either matcher may be absent: a set of literals
+//! builds no regex at all, and `Config::literal_matcher(false)` gives every
+//! rule to the threads.
 //!
 //! # Invariants of a stream
 //!
@@ -36,12 +40,14 @@
 //!   boundary for `&str` streams): hold-back is minimal;
 //! - a candidate is decided only when no matcher has a live start before
 //!   its start, or at its start with a lower rule index (see
-//!   [`matcher::pick`]); with one matcher, a decided candidate is released
-//!   at once, so none is pending between calls.
+//!   [`matcher::pick`]); a decided candidate that another matcher still
+//!   blocks stays pending in its matcher's slot, and the stream holds
+//!   everything from its start.
 
 mod dfa;
 mod futures;
 mod gate;
+mod literal;
 mod matcher;
 mod nfa;
 mod single;
@@ -51,12 +57,15 @@ mod tuples;
 
 pub(crate) use tape::extend_small;
 
+use std::borrow::Cow;
+
+use literal::Literals;
 use matcher::{Decided, Live, Matcher, Scan};
 use tape::Tape;
 use threads::Threads;
 
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 
 #[inline(always)]
 fn is_continuation(b: u8) -> bool {
@@ -112,23 +121,145 @@ pub(crate) trait Sink {
     fn dropped(&mut self, rule: usize, span: std::ops::Range<usize>) -> bool;
 }
 
+/// A rule's pattern, as the engine sees it.
+#[derive(Clone, Debug)]
+pub(crate) enum Source<'a> {
+    /// Literal text.
+    Literal(&'a str),
+    /// A regex; `literal` is the text it matches when it is a literal
+    /// (bytes, and whether ASCII letters match either case); `empty`
+    /// whether it can match the empty string.
+    Regex {
+        source: &'a str,
+        literal: Option<(Vec<u8>, bool)>,
+        empty: bool,
+    },
+}
+
+impl Source<'_> {
+    /// The pattern in `regex` syntax.
+    pub(crate) fn regex(&self) -> Cow<'_, str> {
+        match self {
+            Source::Literal(s) => Cow::Owned(regex_syntax::escape(s)),
+            Source::Regex { source, .. } => Cow::Borrowed(source),
+        }
+    }
+
+    /// Whether it can match the empty string.
+    fn can_be_empty(&self) -> bool {
+        match self {
+            Source::Literal(s) => s.is_empty(),
+            Source::Regex { empty, .. } => *empty,
+        }
+    }
+
+    /// Whether the Aho-Corasick matcher can take it.
+    pub(crate) fn is_literal(&self) -> bool {
+        self.literal().is_some()
+    }
+
+    /// The literal the Aho-Corasick matcher can take, if any: non-empty
+    /// text, and whether ASCII letters match either case.
+    fn literal(&self) -> Option<(&[u8], bool)> {
+        let (bytes, caseless) = match self {
+            Source::Literal(s) => (s.as_bytes(), false),
+            Source::Regex { literal, .. } => {
+                let (b, c) = literal.as_ref()?;
+                (b.as_slice(), *c)
+            }
+        };
+        (!bytes.is_empty()).then_some((bytes, caseless))
+    }
+}
+
 /// The immutable, shared part of the engine: each matcher's program.
 #[derive(Debug)]
 pub(crate) struct Program {
-    threads: threads::Program,
+    threads: Option<threads::Program>,
+    /// The rule of each pattern of `threads`, in increasing order.
+    thread_rules: Vec<usize>,
+    literal: Option<literal::Program>,
 }
 
+/// Index of each matcher in the stream's slots.
+const THREADS: usize = 0;
+const LITERAL: usize = 1;
+
+/// Bytes fed to the matchers at a time when both run: a decision of one
+/// makes the other scan again from the match's end what it scanned beyond
+/// it, so this bounds that waste per decided match.
+const PIECE: usize = 128;
+
 impl Program {
-    /// Compiles the rules' patterns.
-    pub(crate) fn new(sources: &[String], config: &Config) -> Result<Program, Error> {
+    /// Compiles the rules' patterns. With `Config::literal_matcher` on, the
+    /// literals go to the Aho-Corasick matcher (all of them when every
+    /// literal is case-sensitive or every one caseless; otherwise the
+    /// caseless ones go to the threads) and the rest to the threads.
+    ///
+    /// A literal listed after a rule that can match the empty string stays
+    /// with the threads: where that rule matches empty, `find_iter` skips
+    /// every match starting there when the empty match is not allowed (it
+    /// ends the previous match), or takes the empty one; both depend on the
+    /// priority between the two rules at that position, which only one
+    /// automaton over both sees.
+    pub(crate) fn new(sources: &[Source<'_>], config: &Config) -> Result<Program, Error> {
+        let mut lits: Vec<(usize, &[u8], bool)> = Vec::new();
+        if config.get_literal_matcher() {
+            let first_empty = sources
+                .iter()
+                .position(Source::can_be_empty)
+                .unwrap_or(sources.len());
+            lits = sources[..first_empty]
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| s.literal().map(|(b, c)| (i, b, c)))
+                .collect();
+            if lits.iter().any(|l| !l.2) {
+                lits.retain(|l| !l.2);
+            }
+        }
+        let caseless = lits.first().is_some_and(|l| l.2);
+        let mut on_ac = vec![false; sources.len()];
+        for l in &lits {
+            on_ac[l.0] = true;
+        }
+        let literal = if lits.is_empty() {
+            None
+        } else {
+            let bytes: Vec<&[u8]> = lits.iter().map(|l| l.1).collect();
+            let rules = lits.iter().map(|l| l.0).collect();
+            let p = literal::Program::new(&bytes, rules, caseless, config.get_fast_paths())
+                .map_err(|e| Error::new(ErrorKind::Build, None, None, e.to_string()))?;
+            Some(p)
+        };
+        let thread_rules: Vec<usize> = (0..sources.len()).filter(|&i| !on_ac[i]).collect();
+        let threads = if thread_rules.is_empty() {
+            None
+        } else {
+            let regexes: Vec<String> = thread_rules
+                .iter()
+                .map(|&i| sources[i].regex().into_owned())
+                .collect();
+            let p = threads::Program::new(&regexes, config).map_err(|e| match e.rule() {
+                // The error names a pattern of the threads' subset.
+                Some(k) => {
+                    let i = thread_rules[k];
+                    e.blame(i, &regexes[k], None)
+                }
+                None => e,
+            })?;
+            Some(p)
+        };
         Ok(Program {
-            threads: threads::Program::new(sources, config)?,
+            threads,
+            thread_rules,
+            literal,
         })
     }
 
     /// The size of the dense DFA the streams step, if they step one.
     pub(crate) fn dense_size(&self) -> Option<usize> {
-        self.threads.dense_size()
+        self.threads.as_ref().and_then(threads::Program::dense_size)
     }
 }
 
@@ -137,10 +268,18 @@ impl Program {
 #[derive(Debug)]
 pub(crate) struct StreamState {
     tape: Tape,
-    threads: Threads,
-    /// A candidate `threads` decided that the stream has not released yet
-    /// (another matcher could still beat it).
-    decided: Option<Decided>,
+    /// The thread matcher (a few words until it steps), when the program
+    /// has one.
+    threads: Option<Threads>,
+    /// The literal matcher (a few words; unused when the program has none).
+    literals: Literals,
+    /// Per matcher: a candidate it decided that the stream has not
+    /// released yet (another matcher could still beat it).
+    decided: [Option<Decided>; 2],
+    /// Under a suppression (see `suppress`): per matcher, where it stopped
+    /// following the suppressed candidate (it died there, or it never had
+    /// a candidate there).
+    died: [Option<usize>; 2],
     /// Set after the held limit was hit under a replacing policy: the start
     /// of the pending candidate whose text is being dropped. The matchers
     /// follow only that candidate (`Matcher::focus`), and its text is
@@ -157,11 +296,14 @@ pub(crate) struct StreamState {
 }
 
 impl StreamState {
+    /// A fresh stream; allocates nothing.
     pub(crate) fn new(prog: &Program) -> StreamState {
         StreamState {
             tape: Tape::default(),
-            threads: Threads::new(&prog.threads),
-            decided: None,
+            threads: prog.threads.as_ref().map(Threads::new),
+            literals: Literals::new(),
+            decided: [None, None],
+            died: [None, None],
             suppress: None,
             suppress_tail: false,
             stopped: false,
@@ -171,8 +313,12 @@ impl StreamState {
     /// Forgets the stream; keeps the allocations and the DFA cache.
     pub(crate) fn reset(&mut self) {
         self.tape.reset();
-        self.threads.reset();
-        self.decided = None;
+        if let Some(t) = &mut self.threads {
+            t.reset();
+        }
+        self.literals.reset();
+        self.decided = [None, None];
+        self.died = [None, None];
         self.suppress = None;
         self.suppress_tail = false;
         self.stopped = false;
@@ -212,6 +358,23 @@ impl StreamState {
         if chunk.is_empty() {
             return;
         }
+        if chunk.len() > PIECE && prog.threads.is_some() && prog.literal.is_some() {
+            let mut rest = chunk;
+            while !rest.is_empty() {
+                let mut n = PIECE.min(rest.len());
+                // A `&str` stream's tape ends on a character boundary.
+                while whole_chars && n < rest.len() && is_continuation(rest[n]) {
+                    n += 1;
+                }
+                self.tape.push(&rest[..n]);
+                self.advance(prog, whole_chars, sink);
+                if self.stopped {
+                    return;
+                }
+                rest = &rest[n..];
+            }
+            return;
+        }
         self.tape.push(chunk);
         self.advance(prog, whole_chars, sink);
     }
@@ -232,16 +395,24 @@ impl StreamState {
         whole_chars: bool,
         sink: &mut impl Sink,
     ) -> usize {
-        self.threads.set_lazy(self.suppress.is_none());
+        // Only the thread matcher can give text back: with the literal
+        // matcher too, the part is simply fed.
+        let lazy = prog.literal.is_none() && self.suppress.is_none();
+        if let Some(t) = &mut self.threads {
+            t.set_lazy(lazy);
+        }
         self.feed(prog, chunk, whole_chars, sink);
         // `advance` clears it, but an empty chunk never gets there.
-        self.threads.set_lazy(false);
-        if self.stopped {
+        let Some(t) = &mut self.threads else {
+            return 0;
+        };
+        t.set_lazy(false);
+        if self.stopped || prog.literal.is_some() {
             return 0;
         }
-        let (end, pos) = (self.tape.offset(), self.threads.scanned());
+        let (end, pos) = (self.tape.offset(), t.scanned());
         let back = end - pos;
-        let idle = self.threads.is_idle() && self.decided.is_none() && self.tape.emitted() == pos;
+        let idle = t.is_idle() && self.decided == [None, None] && self.tape.emitted() == pos;
         if back == 0 || back > chunk.len() || !idle || self.suppress.is_some() {
             return 0;
         }
@@ -251,8 +422,25 @@ impl StreamState {
             return 0;
         }
         self.tape.unpush(back);
-        self.check_invariants();
+        self.check_invariants(prog);
         back
+    }
+
+    /// The cheap scans of every matcher (`Matcher::scan_quick`): true when
+    /// they stepped the whole tape and nothing is decided.
+    #[inline(always)]
+    fn scan_quick(&mut self, prog: &Program) -> bool {
+        if let (Some(t), Some(p)) = (&mut self.threads, &prog.threads) {
+            if !t.scan_quick(p, &self.tape) {
+                return false;
+            }
+        }
+        if let Some(p) = &prog.literal {
+            if !self.literals.scan_quick(p, &self.tape) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Steps what was fed and releases what is decided.
@@ -260,10 +448,12 @@ impl StreamState {
     fn advance(&mut self, prog: &Program, whole_chars: bool, sink: &mut impl Sink) {
         // Most feeds end with nothing decided: the quick path keeps them
         // out of the merge.
-        if self.decided.is_some() || !self.threads.scan_quick(&prog.threads, &self.tape) {
+        if self.suppress.is_some() || self.decided != [None, None] || !self.scan_quick(prog) {
             self.run(prog, false, sink);
         }
-        self.threads.set_lazy(false);
+        if let Some(t) = &mut self.threads {
+            t.set_lazy(false);
+        }
         if self.stopped {
             return;
         }
@@ -271,29 +461,88 @@ impl StreamState {
             // Drop what is scanned, except after a recorded match, which
             // the candidate may not extend (the text after it is then
             // scanned again).
-            let pos = self.threads.scanned();
-            let upto = self.threads.recorded_end().map_or(pos, |e| e.min(pos));
+            let upto = self.suppressed_upto(prog);
             self.release(upto, sink);
             self.tape.compact();
-            self.check_invariants();
+            self.check_invariants(prog);
             return;
         }
-        let mut safe = self.earliest_live();
+        let mut safe = self.earliest_live(prog);
         if whole_chars {
             safe = self.tape.boundary_before(safe);
         }
         self.release(safe, sink);
         self.tape.compact();
-        self.check_invariants();
+        self.check_invariants(prog);
+    }
+
+    /// Under a suppression: how far the text can be dropped, the least
+    /// over the matchers still following the candidate of where they
+    /// scanned to (or of their recorded match's end).
+    fn suppressed_upto(&self, prog: &Program) -> usize {
+        let mut upto = usize::MAX;
+        if let (Some(t), None) = (&self.threads, self.died[THREADS]) {
+            let pos = t.scanned();
+            upto = upto.min(t.recorded_end().map_or(pos, |e| e.min(pos)));
+        }
+        if let (Some(_), None) = (&prog.literal, self.died[LITERAL]) {
+            let l = &self.literals;
+            let pos = l.scanned();
+            upto = upto.min(l.recorded_end().map_or(pos, |e| e.min(pos)));
+        }
+        if upto == usize::MAX {
+            self.tape.emitted()
+        } else {
+            upto
+        }
+    }
+
+    /// What `pick` needs of each matcher: where it could still start a
+    /// match, and its first rule. An absent matcher, or one that stopped
+    /// following a suppressed candidate, blocks nothing; nor does any at
+    /// the end of input (`eof`), where a scan that decided nothing leaves
+    /// nothing alive.
+    fn lives(&self, prog: &Program, eof: bool) -> [Live; 2] {
+        let none = Live {
+            start: usize::MAX,
+            first_rule: usize::MAX,
+        };
+        let mut live = [none, none];
+        if eof {
+            return live;
+        }
+        if let (Some(t), None) = (&self.threads, self.died[THREADS]) {
+            live[THREADS] = Live {
+                start: t.earliest_live(),
+                first_rule: prog.thread_rules[0],
+            };
+        }
+        if let (Some(p), None) = (&prog.literal, self.died[LITERAL]) {
+            live[LITERAL] = Live {
+                start: self.literals.live(p),
+                first_rule: p.first_rule(),
+            };
+        }
+        live
     }
 
     /// The earliest position where a match could still start.
     #[inline(always)]
-    fn earliest_live(&self) -> usize {
-        match &self.decided {
-            Some(d) => d.span.start,
-            None => self.threads.earliest_live(),
+    fn earliest_live(&self, prog: &Program) -> usize {
+        let mut live = self.tape.offset();
+        if let Some(t) = &self.threads {
+            live = live.min(match &self.decided[THREADS] {
+                Some(d) => d.span.start,
+                None => t.earliest_live(),
+            });
         }
+        if let Some(p) = &prog.literal {
+            live = live.min(match &self.decided[LITERAL] {
+                Some(d) => d.span.start,
+                None => self.literals.live(p),
+            });
+        }
+        live
     }
 
     /// Scans with every matcher and decides what can be decided, until the
@@ -304,31 +553,52 @@ impl StreamState {
             if self.stopped {
                 return;
             }
-            if self.decided.is_none() {
-                match self.threads.scan(&prog.threads, &self.tape, eof) {
-                    Scan::Done => {}
-                    Scan::Decided(d) => self.decided = Some(d),
-                    Scan::Died(p) => {
-                        self.end_suppress(p);
-                        continue;
+            if let (Some(t), Some(p)) = (&mut self.threads, &prog.threads) {
+                if self.decided[THREADS].is_none() && self.died[THREADS].is_none() {
+                    match t.scan(p, &self.tape, eof) {
+                        Scan::Done => {}
+                        Scan::Decided(mut d) => {
+                            d.rule = prog.thread_rules[d.rule];
+                            self.decided[THREADS] = Some(d);
+                        }
+                        Scan::Died(at) => self.died[THREADS] = Some(at),
                     }
                 }
             }
-            if self.decided.is_none() {
+            if let Some(p) = &prog.literal {
+                if self.decided[LITERAL].is_none() && self.died[LITERAL].is_none() {
+                    match self.literals.scan(p, &self.tape, eof) {
+                        Scan::Done => {}
+                        Scan::Decided(d) => self.decided[LITERAL] = Some(d),
+                        Scan::Died(at) => self.died[LITERAL] = Some(at),
+                    }
+                }
+            }
+            if self.suppress.is_some() && self.decided == [None, None] && self.all_died(prog) {
+                // Every matcher following the suppressed candidate lost it.
+                let at = self.died.iter().flatten().copied().max().unwrap_or(0);
+                self.end_suppress(prog, at);
+                continue;
+            }
+            if self.decided == [None, None] {
                 // No matcher decided anything: nothing to merge.
                 return;
             }
-            let live = [Live {
-                start: self.threads.earliest_live(),
-                first_rule: self.threads.first_rule(),
-            }];
-            if matcher::pick(std::slice::from_ref(&self.decided), &live).is_none() {
+            let live = self.lives(prog, eof);
+            let Some(i) = matcher::pick(&self.decided, &live) else {
                 return;
-            }
-            if let Some(d) = self.decided.take() {
-                self.decide(d, sink);
+            };
+            if let Some(d) = self.decided[i].take() {
+                self.decide(prog, d, sink);
             }
         }
+    }
+
+    /// Whether every matcher the program has stopped following the
+    /// suppressed candidate.
+    fn all_died(&self, prog: &Program) -> bool {
+        (prog.threads.is_none() || self.died[THREADS].is_some())
+            && (prog.literal.is_none() || self.died[LITERAL].is_some())
     }
 
     /// Ends the input and releases everything.
@@ -340,8 +610,12 @@ impl StreamState {
         if self.stopped {
             return;
         }
-        debug_assert!(self.decided.is_none() && self.threads.earliest_candidate().is_none());
-        self.check_invariants();
+        debug_assert!(self.decided == [None, None], "{self:?}");
+        debug_assert!(self
+            .threads
+            .as_ref()
+            .is_none_or(|t| t.earliest_candidate().is_none()));
+        self.check_invariants(prog);
         let end = self.offset();
         self.release(end, sink);
         self.reset();
@@ -356,12 +630,15 @@ impl StreamState {
         let end = self.tape.end_before_cut();
         self.tape.skip_to(end);
         self.tape.set_last_end(None);
-        self.threads.discard(end);
-        self.decided = None;
+        if let Some(t) = &mut self.threads {
+            t.discard(end);
+        }
+        self.literals.discard(end);
+        self.decided = [None, None];
+        self.died = [None, None];
         self.suppress = None;
         self.suppress_tail = false;
         self.tape.compact();
-        self.check_invariants();
     }
 
     /// Applies a replacing held-limit policy: drops the held text and keeps
@@ -381,17 +658,37 @@ impl StreamState {
             // A greedy match that keeps growing after its first end: the
             // text held after that end goes too, and so does the rest of
             // the candidate.
-            let upto = self.threads.scanned();
+            let mut upto = self.tape.offset();
+            if let (Some(t), None) = (&self.threads, self.died[THREADS]) {
+                upto = upto.min(t.scanned());
+            }
+            if let (Some(_), None) = (&prog.literal, self.died[LITERAL]) {
+                upto = upto.min(self.literals.scanned());
+            }
             self.suppress_tail = true;
             self.release(upto, sink);
             self.tape.compact();
             return;
         }
-        let earliest = match &self.decided {
-            Some(d) => Some(d.span.start),
-            None => self.threads.earliest_candidate(),
-        };
-        let Some(start) = earliest else {
+        // Each matcher's earliest candidate: a decided one, a thread or a
+        // recorded match, or a literal's prefix.
+        let mut cand: [Option<usize>; 2] = [None, None];
+        if let Some(t) = &self.threads {
+            cand[THREADS] = match &self.decided[THREADS] {
+                Some(d) => Some(d.span.start),
+                None => t.earliest_candidate(),
+            };
+        }
+        if let Some(p) = &prog.literal {
+            cand[LITERAL] = match &self.decided[LITERAL] {
+                Some(d) => Some(d.span.start),
+                None => {
+                    let live = self.literals.live(p);
+                    (live < self.literals.scanned()).then_some(live)
+                }
+            };
+        }
+        let Some(start) = cand.iter().flatten().copied().min() else {
             self.discard_held();
             sink.text(text);
             return;
@@ -400,20 +697,62 @@ impl StreamState {
         // still on the tape for the matchers to follow it from there.
         self.release(start, sink);
         sink.text(text);
-        self.decided = None;
-        self.threads.focus(start);
+        self.decided = [None, None];
+        self.died = [None, None];
+        if let Some(t) = &mut self.threads {
+            if cand[THREADS] == Some(start) {
+                t.focus(start);
+            } else {
+                t.restart(start);
+                self.died[THREADS] = Some(start);
+            }
+        }
+        if prog.literal.is_some() {
+            if cand[LITERAL] == Some(start) {
+                self.literals.focus(start);
+            } else {
+                self.literals.restart(start);
+                self.died[LITERAL] = Some(start);
+            }
+        }
         self.suppress = Some(start);
         self.advance(prog, whole_chars, sink);
     }
 
     /// Ends a suppression at `p`: what comes before is dropped, and the
     /// stream goes on from the next character boundary.
-    fn end_suppress(&mut self, p: usize) {
+    fn end_suppress(&mut self, prog: &Program, p: usize) {
         let p = self.tape.boundary_after(p);
         self.tape.skip_to(p);
-        self.threads.restart(p);
+        self.restart_all(prog, p, false);
         self.suppress = None;
         self.suppress_tail = false;
+    }
+
+    /// Every matcher goes on from `at`, where a decided match ended (or a
+    /// suppression did); `keep` lets a matcher keep what it found after
+    /// `at` when nothing of it starts before.
+    fn restart_all(&mut self, prog: &Program, at: usize, keep: bool) {
+        if let Some(t) = &mut self.threads {
+            t.restart(at);
+        }
+        self.decided[THREADS] = None;
+        match (&prog.literal, keep) {
+            (Some(p), true) => {
+                self.literals.restart_after(p, at);
+                if self.decided[LITERAL]
+                    .as_ref()
+                    .is_some_and(|d| d.span.start < at)
+                {
+                    self.decided[LITERAL] = None;
+                }
+            }
+            _ => {
+                self.literals.restart(at);
+                self.decided[LITERAL] = None;
+            }
+        }
+        self.died = [None, None];
     }
 
     /// With nothing held, scans `chunk` where it is and records as released
@@ -422,26 +761,51 @@ impl StreamState {
     /// place is never a UTF-8 continuation byte.
     #[inline(always)]
     pub(crate) fn idle_prefix(&mut self, prog: &Program, chunk: &[u8]) -> usize {
-        if !self.is_idle() {
+        if !self.is_idle(prog) {
             return 0;
         }
         let lb = self.tape.look_behind(self.tape.offset());
-        let q = self.threads.skip_idle(&prog.threads, chunk, 0, lb);
+        let mut q = chunk.len();
+        if let (Some(t), Some(p)) = (&self.threads, &prog.threads) {
+            q = t.skip_idle(p, chunk, 0, lb);
+        }
+        let mut stepped = false;
+        if let Some(p) = &prog.literal {
+            q = self.literals.skip_idle(p, &chunk[..q], 0, lb);
+            if prog.threads.is_none() && q < chunk.len() {
+                // Only literals: step the automaton over the chunk where it
+                // is, so that only what it holds at the end is copied.
+                let base = self.tape.offset();
+                if let Some(held) = self.literals.run_in_place(p, chunk, q, base) {
+                    q = held;
+                    stepped = true;
+                }
+            }
+        }
         if q > 0 {
             let end = self.tape.append_released(&chunk[..q]);
-            self.threads.skip_to(end);
+            if let Some(t) = &mut self.threads {
+                t.skip_to(end);
+            }
+            if !stepped {
+                self.literals.skip_to(end);
+            }
         }
         q
     }
 
     /// Whether nothing is held or alive, so input can be scanned in place.
     #[inline(always)]
-    pub(crate) fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self, prog: &Program) -> bool {
         let end = self.tape.offset();
-        self.threads.is_idle()
-            && self.threads.scanned() == end
-            && self.tape.emitted() == end
-            && self.decided.is_none()
+        self.tape.emitted() == end
+            && self.decided == [None, None]
+            && self
+                .threads
+                .as_ref()
+                .is_none_or(|t| t.is_idle() && t.scanned() == end)
+            && (prog.literal.is_none()
+                || (self.literals.is_idle() && self.literals.scanned() == end))
     }
 
     /// Releases the text before `upto`: gives it to the sink, or drops it
@@ -458,7 +822,7 @@ impl StreamState {
     /// every matcher goes on from its end. Under a suppression, the
     /// candidate is the suppressed one: its text and replacement are
     /// dropped (the policy's text stands for them).
-    fn decide(&mut self, d: Decided, sink: &mut impl Sink) {
+    fn decide(&mut self, prog: &Program, d: Decided, sink: &mut impl Sink) {
         let (start, end) = (d.span.start, d.span.end);
         let last_end = self.tape.last_end();
         self.tape.set_last_end(Some(end));
@@ -469,11 +833,18 @@ impl StreamState {
             }
             let stop = if self.suppress_tail {
                 // Where the candidate stopped.
-                end.max(self.threads.scanned())
+                let mut stop = end;
+                if let (Some(t), None) = (&self.threads, self.died[THREADS]) {
+                    stop = stop.max(t.scanned());
+                }
+                if let (Some(_), None) = (&prog.literal, self.died[LITERAL]) {
+                    stop = stop.max(self.literals.scanned());
+                }
+                stop
             } else {
                 end
             };
-            self.end_suppress(stop);
+            self.end_suppress(prog, stop);
             return;
         }
         self.release(start, sink);
@@ -481,36 +852,82 @@ impl StreamState {
         match sink.matched(self.tape.bytes(), base, d.rule, start - base, end - base) {
             Verdict::Accept => {
                 self.tape.skip_to(end);
-                self.threads.restart(end);
+                self.restart_all(prog, end, true);
             }
             Verdict::Reject => {
                 // Not a match: an empty match at the previous end is still
                 // skipped, and the text from `start` is scanned again.
                 self.tape.set_last_end(last_end);
-                self.threads.exclude(start, d.rule);
+                self.exclude_all(prog, start, d.rule);
             }
             Verdict::Stop => self.stopped = true,
         }
     }
 
+    /// Every matcher goes on from `at`, where a match of `rule` was
+    /// rejected, with the rules up to `rule` excluded there (each matcher
+    /// excludes its own rules among them: the rules before `rule` did not
+    /// match at `at`, or were excluded there by an earlier rejection).
+    /// What either matcher decided is dropped: nothing before `at` is
+    /// pending, and everything from `at` is scanned again.
+    fn exclude_all(&mut self, prog: &Program, at: usize, rule: usize) {
+        if let Some(t) = &mut self.threads {
+            match prog.thread_rules.partition_point(|&r| r <= rule) {
+                0 => t.restart(at),
+                k => t.exclude(at, k - 1),
+            }
+        }
+        match prog.literal.as_ref().map(|p| p.rules_up_to(rule)) {
+            Some(k) if k > 0 => self.literals.exclude(at, k - 1),
+            _ => self.literals.restart(at),
+        }
+        self.decided = [None, None];
+        self.died = [None, None];
+    }
+
     /// Checks the invariants in the module docs (debug builds only).
     #[inline(always)]
-    fn check_invariants(&self) {
+    fn check_invariants(&self, prog: &Program) {
         #[cfg(debug_assertions)]
         {
             let tape = &self.tape;
             let (emitted, offset) = (tape.emitted(), tape.offset());
             tape.check_invariants();
             debug_assert_eq!(tape.held(), offset - emitted);
-            let scanned = self.threads.scanned();
-            debug_assert!(emitted <= scanned && scanned <= offset, "{self:?}");
-            debug_assert!(self.decided.is_none(), "one matcher: decided at once");
-            let live = self.threads.earliest_live();
-            debug_assert!(live <= scanned, "{self:?}");
-            if self.suppress.is_none() {
-                debug_assert!(emitted <= live, "{self:?}");
+            if let Some(t) = &self.threads {
+                let scanned = t.scanned();
+                debug_assert!(scanned <= offset, "{self:?}");
+                if self.died[THREADS].is_none() {
+                    debug_assert!(emitted <= scanned, "{self:?}");
+                }
+                let live = t.earliest_live();
+                debug_assert!(live <= scanned, "{self:?}");
+                if self.suppress.is_none() {
+                    debug_assert!(emitted <= live, "{self:?}");
+                }
+                t.check_invariants(tape);
             }
-            self.threads.check_invariants(tape);
+            if let Some(p) = &prog.literal {
+                let l = &self.literals;
+                let scanned = l.scanned();
+                debug_assert!(scanned <= offset, "{self:?}");
+                // A matcher left out of a suppression waits where it was.
+                if self.died[LITERAL].is_none() {
+                    debug_assert!(emitted <= scanned, "{self:?}");
+                }
+                let live = l.live(p);
+                if self.suppress.is_none() {
+                    debug_assert!(emitted <= live, "{self:?}");
+                }
+                l.check_invariants(tape);
+            }
+            if self.suppress.is_none() {
+                for d in self.decided.iter().flatten() {
+                    debug_assert!(emitted <= d.span.start, "{self:?}");
+                }
+            }
         }
+        #[cfg(not(debug_assertions))]
+        let _ = prog;
     }
 }

@@ -1641,12 +1641,6 @@ impl<D: Dfa> Matcher for Core<D> {
     }
 
     #[inline(always)]
-    fn first_rule(&self) -> usize {
-        // One automaton over every rule.
-        0
-    }
-
-    #[inline(always)]
     fn is_idle(&self) -> bool {
         self.mode == Mode::Dfa && self.dfa_threads.is_empty() && self.best.is_none()
     }
@@ -1808,11 +1802,6 @@ impl Matcher for Threads {
     #[inline(always)]
     fn recorded_end(&self) -> Option<usize> {
         dispatch!(self, |c| c.recorded_end())
-    }
-
-    #[inline(always)]
-    fn first_rule(&self) -> usize {
-        dispatch!(self, |c| c.first_rule())
     }
 
     #[inline(always)]

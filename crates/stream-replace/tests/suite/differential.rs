@@ -148,14 +148,18 @@ pub(crate) enum Engine {
     /// A lazy DFA cache so small that it is cleared all the time, which
     /// sends the stream to the NFA fallback.
     TinyCache,
+    /// Literal rules on the regex engine with the others, not on the
+    /// Aho-Corasick matcher.
+    NoLiterals,
 }
 
-pub(crate) const ENGINES: [Engine; 5] = [
+pub(crate) const ENGINES: [Engine; 6] = [
     Engine::Fast,
     Engine::General,
     Engine::Lazy,
     Engine::Migrating,
     Engine::TinyCache,
+    Engine::NoLiterals,
 ];
 
 impl Engine {
@@ -166,6 +170,7 @@ impl Engine {
             Engine::Lazy => Config::new().dfa(DfaKind::Lazy),
             Engine::Migrating => Config::new().dfa(DfaKind::Lazy).scratch_per_call(true),
             Engine::TinyCache => Config::new().dfa(DfaKind::Lazy).cache_capacity(1),
+            Engine::NoLiterals => Config::new().literal_matcher(false),
         }
     }
 }
@@ -453,7 +458,12 @@ pub(crate) fn check_holdback_with(
     let continuations = continuations(extra);
     // The NFA fallback (forced by a tiny cache) must hold no more than the
     // DFA path.
-    for engine in [Engine::Fast, Engine::Migrating, Engine::TinyCache] {
+    for engine in [
+        Engine::Fast,
+        Engine::Migrating,
+        Engine::TinyCache,
+        Engine::NoLiterals,
+    ] {
         check_holdback_on(rules, prefix, &continuations, engine)?;
     }
     Ok(())
@@ -844,4 +854,182 @@ fn priority_alternation_branches_inside_each_other() {
     }
     let rules = numbered_rules(&[lit("bc"), lit("abcd")]);
     check_named(&rules, "xxabcd", &[4], "xx<1>");
+}
+
+// ---- literal rules on their own matcher, mixed with regexes ----
+
+/// Literals that overlap each other in every way: prefixes (`abc` of
+/// `abcd`), suffixes and infixes (`bc`, `cd`, `b`), a later literal
+/// starting earlier (`abcd` after `bc`), multi-byte characters and
+/// characters cut by other literals.
+const OVERLAPPING_LITERALS: &[&str] = &[
+    "abcd",
+    "bc",
+    "b",
+    "abc",
+    "cd",
+    "hello",
+    "hell",
+    "ell",
+    "lo",
+    "敏感词",
+    "敏感",
+    "感",
+    "😀",
+    "😀😀",
+    "a.b",
+    "foo",
+    "oo",
+    "<think>",
+    "think",
+    "σ",
+    "é",
+    "password",
+    "ass",
+    "123-45-6789",
+];
+
+/// Continuations for the hold-back checks of literal sets: the literals,
+/// and what completes the regexes mixed with them.
+const LITERAL_CONTINUATIONS: &[&str] = &[
+    "abcd",
+    "bc",
+    "b",
+    "abc",
+    "cd",
+    "hello",
+    "hell",
+    "ell",
+    "lo",
+    "敏感词",
+    "敏感",
+    "感",
+    "😀",
+    "😀😀",
+    "a.b",
+    "foo",
+    "oo",
+    "<think>",
+    "think",
+    "σ",
+    "é",
+    "password",
+    "ass",
+    "123-45-6789",
+    "kiss",
+    "abcde",
+    "hellllo",
+];
+
+/// Regexes that overlap the literals: literals written as regexes (some
+/// `(?i)`, which the literal matcher takes only when exact), alternations
+/// covering a literal, matches that contain one, and empty matches.
+const LITERAL_REGEXES: &[&str] = &[
+    "(?i)hello",
+    "(?i)abc",
+    "(?i)foo",
+    "(?i)kiss",
+    "(?i)ss",
+    "abc",
+    "a|ab",
+    "abc|b",
+    "abcd|bc",
+    "c|bcd|abcde",
+    r"\w+",
+    "b+",
+    "[a-c]+d",
+    "hel+o",
+    r"<think>[\s\S]*?</think>",
+    "(?i)σ",
+    r"\bfoo\b",
+    r"-+\B",
+    r"\d+",
+    "x*",
+    "",
+];
+
+/// Pieces of texts for the literal rule sets.
+const LITERAL_ATOMS: &[&str] = &[
+    "a", "b", "c", "d", "ab", "bc", "cd", "abcd", "abcde", "hel", "lo", "hello", "HELLO", "Hel",
+    "敏", "感", "词", "😀", "foo", "FOO", "oo", "<think>", "</think>", " ", "σ", "Σ", "é", "K",
+    "k", "\u{212A}", "ſ", "s", "iss", "pass", "word", "123-", "45-", "6789", "-", "\n",
+];
+
+fn mixed_rules_strategy() -> impl Strategy<Value = Vec<Rule>> {
+    let pat = prop_oneof![
+        3 => proptest::sample::select(OVERLAPPING_LITERALS).prop_map(|p| Pat::Literal(p.to_string())),
+        2 => proptest::sample::select(LITERAL_REGEXES).prop_map(|p| Pat::Regex(p.to_string())),
+    ];
+    proptest::collection::vec(pat, 1..=6).prop_map(|pats| {
+        pats.into_iter()
+            .enumerate()
+            .map(|(i, pat)| Rule {
+                pat,
+                repl: Repl::Text(format!("<{i}>")),
+            })
+            .collect()
+    })
+}
+
+fn literal_rules_strategy() -> impl Strategy<Value = Vec<Rule>> {
+    let pat =
+        proptest::sample::select(OVERLAPPING_LITERALS).prop_map(|p| Pat::Literal(p.to_string()));
+    proptest::collection::vec(pat, 1..=8).prop_map(|pats| {
+        pats.into_iter()
+            .enumerate()
+            .map(|(i, pat)| Rule {
+                pat,
+                repl: Repl::Text(format!("<{i}>")),
+            })
+            .collect()
+    })
+}
+
+fn literal_text_strategy() -> impl Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(LITERAL_ATOMS), 0..24)
+        .prop_map(|a| a.concat())
+}
+
+fn literal_bytes_strategy() -> impl Strategy<Value = Vec<u8>> {
+    let atom = prop_oneof![
+        6 => proptest::sample::select(LITERAL_ATOMS).prop_map(|a| a.as_bytes().to_vec()),
+        1 => proptest::sample::select(BAD_ATOMS).prop_map(|a| a.to_vec()),
+    ];
+    proptest::collection::vec(atom, 0..24).prop_map(|a| a.concat())
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// Literals and regexes that overlap, `&str` streams: every engine,
+    /// with the literal matcher on and off, equals the oracle.
+    #[test]
+    fn mixed_literal_rules_match_oracle(rules in mixed_rules_strategy(), text in literal_text_strategy(), cuts in cuts_strategy()) {
+        check_str(&rules, &text, &cuts)?;
+    }
+
+    /// The same on byte streams cut anywhere, with invalid UTF-8.
+    #[test]
+    fn mixed_literal_rules_on_bytes_match_oracle(rules in mixed_rules_strategy(), hay in literal_bytes_strategy(), cuts in cuts_strategy()) {
+        check_bytes(&rules, &hay, &cuts)?;
+    }
+
+    /// Sets of literals only (no regex engine at all).
+    #[test]
+    fn literal_sets_match_oracle(rules in literal_rules_strategy(), text in literal_text_strategy(), cuts in cuts_strategy()) {
+        check_str(&rules, &text, &cuts)?;
+    }
+
+    /// Decided before released, and minimal hold-back, for literal sets:
+    /// what is held is exactly what the automaton's depth says.
+    #[test]
+    fn literal_sets_holdback_is_decided_and_minimal(rules in literal_rules_strategy(), prefix in literal_text_strategy()) {
+        check_holdback_with(&rules, &prefix, LITERAL_CONTINUATIONS)?;
+    }
+
+    /// The same for literals mixed with regexes.
+    #[test]
+    fn mixed_literal_rules_holdback_is_decided_and_minimal(rules in mixed_rules_strategy(), prefix in literal_text_strategy()) {
+        check_holdback_with(&rules, &prefix, LITERAL_CONTINUATIONS)?;
+    }
 }

@@ -68,6 +68,15 @@ impl GRule {
             block,
         }
     }
+
+    fn literal(text: &str, check: Check) -> GRule {
+        GRule {
+            source: regex_syntax::escape(text),
+            literal: Some(text.to_string()),
+            check,
+            block: false,
+        }
+    }
 }
 
 /// A rule set with its allowlist.
@@ -261,10 +270,19 @@ fn evaluated(rules: &Rules, hay: &str) -> Verdict {
     }
 }
 
-const ENGINES: [fn() -> Config; 3] = [
+/// Each engine, with literal rules on the literal matcher and off it.
+const ENGINES: [fn() -> Config; 6] = [
     Config::new,
     || Config::new().fast_paths(false),
-    || Config::new().cache_capacity(1),
+    || Config::new().dfa(DfaKind::Lazy).cache_capacity(1),
+    || Config::new().literal_matcher(false),
+    || Config::new().fast_paths(false).literal_matcher(false),
+    || {
+        Config::new()
+            .dfa(DfaKind::Lazy)
+            .cache_capacity(1)
+            .literal_matcher(false)
+    },
 ];
 
 /// Checks `evaluate`, `replace_all` and streams over every engine and the
@@ -488,6 +506,48 @@ fn rejected_empty_matches() {
     ]);
     let v = check_all(&s, "aabab");
     assert_eq!(v, reference(&s, "aabab"));
+}
+
+/// A rejected literal, with the literal matcher on and off: at its start,
+/// lower-priority literals that extend it (which the leftmost-first
+/// automaton drops, since the rejected one is their prefix) or stop short
+/// of it are found in rule order; with none, a literal starting inside the
+/// rejected span is; and a longer literal cut by the end of the input
+/// holds the text until the end decides it.
+#[test]
+fn rejected_literal_then_a_later_literal_at_its_start_or_inside_it() {
+    let s = Set {
+        rules: vec![
+            GRule::literal("secret", Check::Never),
+            GRule::literal("secretive", Check::None),
+            GRule::literal("secrets", Check::None),
+            GRule::literal("cre", Check::None),
+        ],
+        allow: Vec::new(),
+    };
+    // Every rule on the literal matcher when it is on, none when off.
+    assert_eq!(build(&s, Config::new()).dense_dfa_size(), None);
+    assert!(build(&s, Config::new().literal_matcher(false))
+        .dense_dfa_size()
+        .is_some());
+    let hay = "secretive secrets secretly secretiv";
+    assert_eq!(check_all(&s, hay).text, "<1> <2> se<3>tly se<3>tiv");
+    for on in [true, false] {
+        let rules = build(&s, Config::new().literal_matcher(on));
+        let mut r = rules.replacer();
+        assert_eq!(r.feed("a secreti").unwrap(), "a ");
+        assert_eq!(r.feed("v").unwrap(), "");
+        assert_eq!(r.feed("e secretl").unwrap(), "<1> se<3>tl");
+        assert_eq!(r.flush().unwrap(), "");
+    }
+    // The same on a caseless automaton (`(?i)` regexes of one literal).
+    let s = set(&[
+        ("(?i)ab", Check::Never, false),
+        ("(?i)abc", Check::None, false),
+        ("(?i)b", Check::None, false),
+    ]);
+    assert_eq!(build(&s, Config::new()).dense_dfa_size(), None);
+    assert_eq!(check_all(&s, "ABC aBd Ab").text, "<1> a<2>d A<2>");
 }
 
 #[test]

@@ -10,6 +10,7 @@
 //! * `errors`, `limits`, `closures`, `sharing`: building errors, the cap on
 //!   held bytes, replacement closures, and `Rules` shared across threads.
 //!
+//! * `literal`: the literal matcher's regressions, `(?i)` routing, big sets.
 //! * `adapters`: edges of the iterator, `std::io` and stream adapters.
 //! * `api`: promises of the public API beyond matching: what build errors
 //!   say, `Replacer` and `Captures` semantics, per-stream closure state,
@@ -37,6 +38,7 @@ mod guard;
 mod holdback;
 mod invariance;
 mod limits;
+mod literal;
 mod oracle;
 #[cfg(feature = "pii")]
 mod pack;

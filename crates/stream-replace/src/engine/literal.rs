@@ -1,0 +1,799 @@
+//! The literal matcher: an Aho-Corasick automaton over the rules that are
+//! plain literals, stepped a byte at a time with its state carried across
+//! feeds.
+//!
+//! The automaton is built leftmost-first (`aho-corasick`'s DFA for small
+//! sets, its contiguous NFA for big ones), unanchored. Stepping it is
+//! `aho-corasick`'s own leftmost search loop, cut into feeds: a match state
+//! records a match (a later one replaces it: under leftmost-first semantics
+//! the automaton only reaches a match state again on a longer or
+//! higher-priority match of the same or an earlier start), and the dead
+//! state decides the recorded match. The state between feeds is a state ID,
+//! the recorded match and the position.
+//!
+//! Hold-back. While nothing is recorded, the state is the trie node of the
+//! longest suffix of the text that is a prefix of some literal; its depth
+//! says where the earliest literal that can still match starts. The depth
+//! of each state is worked out at build time by walking every literal
+//! through the automaton (a literal that can never match under
+//! leftmost-first, one with an earlier literal as a prefix, stops there, as
+//! the trie does), and looked up once per feed. After a match is recorded,
+//! the automaton follows only trie edges from a node that starts at or
+//! before it (fail transitions lead to the dead state), so the same depth
+//! still gives the earliest live start.
+//!
+//! Rejections. After a rejected match (`Matcher::exclude`), the matcher
+//! must find the literals that match at the rejected start other than the
+//! excluded ones, in rule order. The automaton cannot: under leftmost-first
+//! it drops a literal that has an earlier one as a prefix, and reports
+//! only the first literal matching at a start. So the program keeps the
+//! literals' bytes, and the matcher compares them, in rule order, with the
+//! text at that start: the first that matches is decided; one the tape ends
+//! inside of holds everything from that start until more text (or the end
+//! of input) settles it; when none matches, the automaton goes on from the
+//! next byte. Rejections are rare: each costs a pass over the literals
+//! after the excluded ones, each compared up to its first differing byte.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use aho_corasick::automaton::{Automaton, Candidate, Prefilter};
+use aho_corasick::nfa::{contiguous, noncontiguous};
+use aho_corasick::{dfa, Anchored, MatchKind, Span, StartKind};
+
+use super::matcher::{Decided, Matcher, Scan};
+use super::tape::Tape;
+
+/// Patterns of at most this many bytes in all get the DFA (one transition
+/// table lookup per byte) if it fits `DFA_MAX_BYTES`; bigger sets get the
+/// contiguous NFA, which is several times smaller.
+const DFA_MAX_PATTERN_BYTES: usize = 64 << 10;
+
+/// The most a chunk stepped in place (`Literals::run_in_place`) may leave
+/// held; less than the first segment the stream is fed of a chunk.
+const IN_PLACE_HELD: usize = 64;
+
+/// The most memory the DFA may take.
+const DFA_MAX_BYTES: usize = 16 << 20;
+
+/// A multiplicative hash for state IDs (small integers, no adversary: they
+/// come from the automaton, not from the input).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (u64::from(n) ^ 0xA076_1D64_78BD_642F).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// Maps a state to its depth, with `HAS_CHILD` set when a longer literal
+/// goes on from it.
+type DepthMap = HashMap<u32, u32, BuildHasherDefault<IdHasher>>;
+
+/// The flag of a state in `DepthMap` with a trie edge out of it.
+const HAS_CHILD: u32 = 1 << 31;
+
+/// The depth table: indexed by state ID where the IDs are dense enough
+/// (the DFA's, a multiple of its stride), hashed otherwise (the
+/// contiguous NFA's, offsets of states of varied sizes).
+#[derive(Debug)]
+enum Depths {
+    Dense { shift: u32, table: Vec<u32> },
+    Sparse(DepthMap),
+}
+
+impl Depths {
+    /// A dense table when it takes at most a few entries per state.
+    fn new(map: DepthMap) -> Depths {
+        let shift = map.keys().map(|&k| k.trailing_zeros()).min().unwrap_or(0);
+        let len = map
+            .keys()
+            .map(|&k| (k >> shift) as usize + 1)
+            .max()
+            .unwrap_or(0);
+        if len > 4 * map.len() + 64 {
+            return Depths::Sparse(map);
+        }
+        let mut table = vec![0; len];
+        for (&k, &d) in &map {
+            table[(k >> shift) as usize] = d;
+        }
+        Depths::Dense { shift, table }
+    }
+}
+
+/// One of the two automata `aho-corasick` offers for stepping by hand.
+#[derive(Debug)]
+enum Aut {
+    Dfa(dfa::DFA),
+    Nfa(contiguous::NFA),
+}
+
+/// The immutable part of the literal matcher, shared by every stream.
+#[derive(Debug)]
+pub(crate) struct Program {
+    aut: Aut,
+    /// The rule of each pattern of the automaton, in increasing order.
+    rules: Vec<usize>,
+    /// The depth of every state but the start state (which has depth 0),
+    /// and whether it has children in the trie.
+    depth: Depths,
+    /// The bytes a literal can start with.
+    first: [u64; 4],
+    /// The longest literal, in bytes.
+    max_len: usize,
+    /// The literals' bytes, one after the other, for the checks after a
+    /// rejection (see the module docs); `ends[k]` is where pattern `k`'s
+    /// end.
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+    /// Whether ASCII letters match either case.
+    caseless: bool,
+    /// Whether the fast paths (skipping idle text with the prefilter) run;
+    /// see `Config::fast_paths`.
+    fast: bool,
+}
+
+impl Program {
+    /// Builds the automaton of `literals` (non-empty byte strings), whose
+    /// rule indices are `rules`; with `ascii_case_insensitive`, each ASCII
+    /// letter matches either case.
+    pub(crate) fn new(
+        literals: &[&[u8]],
+        rules: Vec<usize>,
+        ascii_case_insensitive: bool,
+        fast: bool,
+    ) -> Result<Program, aho_corasick::BuildError> {
+        debug_assert_eq!(literals.len(), rules.len());
+        debug_assert!(literals.iter().all(|l| !l.is_empty()));
+        let nnfa = noncontiguous::NFA::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .ascii_case_insensitive(ascii_case_insensitive)
+            .prefilter(true)
+            .build(literals)?;
+        let total: usize = literals.iter().map(|l| l.len()).sum();
+        let mut aut = None;
+        if total <= DFA_MAX_PATTERN_BYTES {
+            let d = dfa::DFA::builder()
+                .start_kind(StartKind::Unanchored)
+                .build_from_noncontiguous(&nnfa)?;
+            if d.memory_usage() <= DFA_MAX_BYTES {
+                aut = Some(Aut::Dfa(d));
+            }
+        }
+        let aut = match aut {
+            Some(a) => a,
+            None => Aut::Nfa(contiguous::NFA::builder().build_from_noncontiguous(&nnfa)?),
+        };
+        drop(nnfa);
+        let depth = Depths::new(match &aut {
+            Aut::Dfa(a) => depths(a, literals),
+            Aut::Nfa(a) => depths(a, literals),
+        });
+        let mut first = [0u64; 4];
+        for l in literals {
+            let mut set = |b: u8| first[(b >> 6) as usize] |= 1 << (b & 63);
+            set(l[0]);
+            if ascii_case_insensitive {
+                set(l[0].to_ascii_lowercase());
+                set(l[0].to_ascii_uppercase());
+            }
+        }
+        let max_len = literals.iter().map(|l| l.len()).max().unwrap_or(0);
+        let mut bytes = Vec::with_capacity(literals.iter().map(|l| l.len()).sum());
+        let mut ends = Vec::with_capacity(literals.len());
+        for l in literals {
+            bytes.extend_from_slice(l);
+            ends.push(bytes.len());
+        }
+        Ok(Program {
+            aut,
+            rules,
+            depth,
+            first,
+            max_len,
+            bytes,
+            ends,
+            caseless: ascii_case_insensitive,
+            fast,
+        })
+    }
+
+    /// How many of the literals belong to rules with an index up to
+    /// `rule`.
+    pub(crate) fn rules_up_to(&self, rule: usize) -> usize {
+        self.rules.partition_point(|&r| r <= rule)
+    }
+
+    /// The bytes of pattern `k`.
+    fn literal(&self, k: usize) -> &[u8] {
+        let from = if k == 0 { 0 } else { self.ends[k - 1] };
+        &self.bytes[from..self.ends[k]]
+    }
+
+    /// Compares the patterns from `from` on, in order, with `hay` (the
+    /// text from a start on, to the end of the tape; `eof` when the input
+    /// ends there): the first that matches there, unless one before it
+    /// runs past the end of `hay` while agreeing with it (then more text
+    /// must settle that one first).
+    fn anchored(&self, hay: &[u8], from: usize, eof: bool) -> AtStart {
+        let mut died = 0;
+        for k in from..self.ends.len() {
+            let lit = self.literal(k);
+            let n = lit.len().min(hay.len());
+            let same = if self.caseless {
+                lit[..n]
+                    .iter()
+                    .zip(&hay[..n])
+                    .position(|(a, b)| !a.eq_ignore_ascii_case(b))
+            } else {
+                lit[..n].iter().zip(&hay[..n]).position(|(a, b)| a != b)
+            };
+            match same {
+                None if n == lit.len() => return AtStart::Match(k, n),
+                None if !eof => return AtStart::Pending(k),
+                None => died = died.max(n),
+                Some(j) => died = died.max(j),
+            }
+        }
+        AtStart::None(died)
+    }
+
+    /// The lowest rule index of the literals.
+    pub(crate) fn first_rule(&self) -> usize {
+        self.rules.first().copied().unwrap_or(usize::MAX)
+    }
+
+    /// The entry of a state in the depth table (0 for a state it does not
+    /// hold: the start state, or one no literal reaches).
+    #[inline(always)]
+    fn entry(&self, sid: aho_corasick::automaton::StateID) -> u32 {
+        match &self.depth {
+            Depths::Dense { shift, table } => {
+                table.get(sid.as_usize() >> shift).copied().unwrap_or(0)
+            }
+            Depths::Sparse(map) => map.get(&sid.as_u32()).copied().unwrap_or(0),
+        }
+    }
+
+    /// The depth of a state other than the start state.
+    #[inline(always)]
+    fn depth(&self, sid: aho_corasick::automaton::StateID) -> usize {
+        (self.entry(sid) & !HAS_CHILD) as usize
+    }
+
+    /// Whether no longer literal goes on from a state, so a match there
+    /// is decided whatever follows (the next byte leads to the dead state).
+    #[inline(always)]
+    fn is_leaf(&self, sid: aho_corasick::automaton::StateID) -> bool {
+        self.entry(sid) & HAS_CHILD == 0
+    }
+
+    #[inline(always)]
+    fn can_begin(&self, b: u8) -> bool {
+        self.first[(b >> 6) as usize] & (1 << (b & 63)) != 0
+    }
+
+    fn prefilter(&self) -> Option<&Prefilter> {
+        match &self.aut {
+            Aut::Dfa(a) => a.prefilter(),
+            Aut::Nfa(a) => a.prefilter(),
+        }
+    }
+
+    /// The first position in `hay` from `from` where a literal may start,
+    /// or `hay.len()`.
+    fn skip_idle(&self, hay: &[u8], from: usize) -> usize {
+        let end = hay.len();
+        let mut p = from;
+        if !self.fast {
+            return p;
+        }
+        if let Some(pre) = self.prefilter() {
+            // A literal that starts within the last `tail` bytes may be cut
+            // by the end of `hay`, where the prefilter cannot see it; and a
+            // candidate it reports proves nothing about the positions before
+            // it that such a literal could start at. So it may only skip to
+            // where every literal starting before fits in `hay`.
+            let tail = self.max_len - 1;
+            if p + tail < end {
+                let to = match pre.find_in(hay, Span::from(p..end)) {
+                    Candidate::None => end - tail,
+                    Candidate::Match(m) => m.start().min(end - tail),
+                    Candidate::PossibleStartOfMatch(s) => s.min(end - tail),
+                };
+                p = p.max(to);
+            }
+        }
+        while p < end && !self.can_begin(hay[p]) {
+            p += 1;
+        }
+        p
+    }
+}
+
+/// The depth of every state a literal's prefix leads to, walking each
+/// literal from the start state while the trie has it.
+fn depths<A: Automaton>(aut: &A, literals: &[&[u8]]) -> DepthMap {
+    let mut map = DepthMap::default();
+    let Ok(start) = aut.start_state(Anchored::No) else {
+        return map;
+    };
+    for (pid, lit) in literals.iter().enumerate() {
+        let mut sid = start;
+        for (k, &b) in lit.iter().enumerate() {
+            if k > 0 && own_match_before(aut, sid, k, pid) {
+                // An earlier literal is a prefix of this one: under
+                // leftmost-first this one never matches, and the trie
+                // stops here.
+                break;
+            }
+            let parent = sid;
+            sid = aut.next_state(Anchored::No, sid, b);
+            if aut.is_dead(sid) {
+                break;
+            }
+            if k > 0 {
+                if let Some(d) = map.get_mut(&parent.as_u32()) {
+                    *d |= HAS_CHILD;
+                }
+            }
+            map.entry(sid.as_u32()).or_insert(k as u32 + 1);
+        }
+    }
+    map.shrink_to_fit();
+    map
+}
+
+/// Whether state `sid`, at depth `k`, is the end of an earlier literal
+/// than `pid` (a match of length `k` in a state of depth `k` is the
+/// state's own).
+fn own_match_before<A: Automaton>(
+    aut: &A,
+    sid: aho_corasick::automaton::StateID,
+    k: usize,
+    pid: usize,
+) -> bool {
+    if !aut.is_match(sid) {
+        return false;
+    }
+    (0..aut.match_len(sid)).any(|i| {
+        let m = aut.match_pattern(sid, i);
+        aut.pattern_len(m) == k && m.as_usize() < pid
+    })
+}
+
+/// What `Program::anchored` found.
+#[derive(Clone, Copy, Debug)]
+enum AtStart {
+    /// Pattern `.0` matches, with length `.1`.
+    Match(usize, usize),
+    /// Pattern `.0` runs past the text and agrees with it so far; the ones
+    /// before it do not match.
+    Pending(usize),
+    /// None matches; the last one died on the byte at this distance from
+    /// the start (at the end of the text, at the end of input).
+    None(usize),
+}
+
+/// A match the automaton recorded and has not decided.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    start: usize,
+    end: usize,
+    /// The pattern index in the automaton.
+    pattern: u32,
+}
+
+/// The literal matcher's per-stream state. Positions are stream offsets.
+///
+/// Invariants: `state` is the automaton's state after stepping the bytes
+/// from `from` to `pos` (`None` stands for the start state, so a fresh
+/// stream needs no automaton call); a pending match ends at or before
+/// `pos`; `decided` is set only when the automaton reached the dead state
+/// or the input ended, and then the matcher is frozen.
+#[derive(Debug, Default)]
+pub(crate) struct Literals {
+    state: Option<aho_corasick::automaton::StateID>,
+    pos: usize,
+    pending: Option<Pending>,
+    decided: Option<Decided>,
+    /// Set under `Matcher::focus`: only a match starting there counts.
+    focus: Option<usize>,
+    /// Set by `Matcher::exclude`: the start of the rejected match, and the
+    /// first pattern not yet known to fail there (the ones before it were
+    /// excluded, or compared and did not match). Kept once the check
+    /// decided a match, so that `focus` on the same start repeats it.
+    exclude: Option<(usize, usize)>,
+}
+
+impl Literals {
+    pub(crate) fn new() -> Literals {
+        Literals::default()
+    }
+
+    /// The depth of the current state: how many bytes before `pos` the
+    /// earliest literal that can still match starts.
+    #[inline(always)]
+    fn depth(&self, prog: &Program) -> usize {
+        match self.state {
+            None => 0,
+            Some(sid) => prog.depth(sid),
+        }
+    }
+
+    fn start_state(prog: &Program) -> aho_corasick::automaton::StateID {
+        let s = match &prog.aut {
+            Aut::Dfa(a) => a.start_state(Anchored::No),
+            Aut::Nfa(a) => a.start_state(Anchored::No),
+        };
+        // Both automata are built with unanchored starts.
+        s.unwrap_or_default()
+    }
+
+    fn run(&mut self, prog: &Program, tape: &Tape, eof: bool) -> Scan {
+        if let Some(d) = &self.decided {
+            return Scan::Decided(d.clone());
+        }
+        if let Some((at, from)) = self.exclude {
+            match prog.anchored(&tape.bytes()[at - tape.base()..], from, eof) {
+                AtStart::Match(k, len) => {
+                    let d = Decided {
+                        rule: prog.rules[k],
+                        span: at..at + len,
+                    };
+                    self.pos = at + len;
+                    self.decided = Some(d.clone());
+                    return Scan::Decided(d);
+                }
+                AtStart::Pending(k) => {
+                    self.exclude = Some((at, k));
+                    self.pos = tape.offset();
+                    return Scan::Done;
+                }
+                AtStart::None(died) => {
+                    self.exclude = None;
+                    if self.focus.is_some() {
+                        // The one candidate followed is gone.
+                        self.pos = (at + died + 1).min(tape.offset());
+                        return Scan::Died(at + died);
+                    }
+                    // Nothing starts at `at`: the automaton goes on from
+                    // the next byte.
+                    self.pos = (at + 1).min(tape.offset());
+                }
+            }
+        }
+        if let Some(f) = self.focus {
+            let died = match &prog.aut {
+                Aut::Dfa(a) => self.step_focus(prog, a, tape, f),
+                Aut::Nfa(a) => self.step_focus(prog, a, tape, f),
+            };
+            if let Some(p) = died {
+                return Scan::Died(p);
+            }
+        }
+        let stop = match &prog.aut {
+            Aut::Dfa(a) => self.step(prog, a, tape),
+            Aut::Nfa(a) => self.step(prog, a, tape),
+        };
+        if stop || eof {
+            if let Some(m) = self.pending.take() {
+                let d = Decided {
+                    rule: prog.rules[m.pattern as usize],
+                    span: m.start..m.end,
+                };
+                self.decided = Some(d.clone());
+                return Scan::Decided(d);
+            }
+            if eof {
+                self.state = None;
+            }
+        }
+        Scan::Done
+    }
+
+    /// Under `Matcher::focus`: steps the tape while nothing else is needed
+    /// than following the literals that start at `f`. Returns the byte on
+    /// which the last of them died, if none matched; otherwise stops at
+    /// the end of the tape or where its match is pending (the general loop
+    /// then goes on: after a match, the automaton follows only that
+    /// match's node and its extensions).
+    fn step_focus<A: Automaton>(
+        &mut self,
+        prog: &Program,
+        aut: &A,
+        tape: &Tape,
+        f: usize,
+    ) -> Option<usize> {
+        let base = tape.base();
+        let hay = tape.bytes();
+        let mut sid = self.state.unwrap_or_else(|| Self::start_state(prog));
+        let mut i = self.pos - base;
+        while i < hay.len() && self.pending.is_none() {
+            sid = aut.next_state(Anchored::No, sid, hay[i]);
+            i += 1;
+            let depth = if aut.is_dead(sid) || aut.is_start(sid) {
+                0
+            } else {
+                prog.depth(sid)
+            };
+            if aut.is_match(sid) {
+                let pattern = aut.match_pattern(sid, 0);
+                if i - aut.pattern_len(pattern) + base == f {
+                    self.pending = Some(Pending {
+                        start: f,
+                        end: i + base,
+                        pattern: pattern.as_u32(),
+                    });
+                    break;
+                }
+            }
+            if i + base - depth > f {
+                self.pos = i + base;
+                self.state = None;
+                return Some(i - 1 + base);
+            }
+        }
+        self.pos = i + base;
+        self.state = (!aut.is_start(sid)).then_some(sid);
+        None
+    }
+
+    /// Steps the tape from `pos` to its end, or until the dead state (then
+    /// returns true, with a match pending).
+    #[inline(always)]
+    fn step<A: Automaton>(&mut self, prog: &Program, aut: &A, tape: &Tape) -> bool {
+        let base = tape.base();
+        let hay = tape.bytes();
+        let end = hay.len();
+        let mut i = self.pos - base;
+        let mut sid = match self.state {
+            Some(s) => s,
+            None => {
+                if self.focus.is_none() {
+                    let j = prog.skip_idle(hay, i);
+                    if j == end {
+                        self.pos = end + base;
+                        return false;
+                    }
+                    i = j;
+                }
+                Self::start_state(prog)
+            }
+        };
+        let pre = if prog.fast && self.focus.is_none() {
+            prog.prefilter()
+        } else {
+            None
+        };
+        let mut dead = false;
+        while i < end {
+            sid = aut.next_state(Anchored::No, sid, hay[i]);
+            i += 1;
+            if aut.is_special(sid) {
+                if aut.is_dead(sid) {
+                    dead = true;
+                    break;
+                }
+                if aut.is_match(sid) {
+                    let pattern = aut.match_pattern(sid, 0);
+                    let start = i - aut.pattern_len(pattern);
+                    if self.focus.is_none_or(|f| f == start + base) {
+                        self.pending = Some(Pending {
+                            start: start + base,
+                            end: i + base,
+                            pattern: pattern.as_u32(),
+                        });
+                        if prog.is_leaf(sid) {
+                            // Nothing longer can follow: decided now.
+                            dead = true;
+                            break;
+                        }
+                    }
+                } else if aut.is_start(sid) && pre.is_some() && self.pending.is_none() {
+                    let j = prog.skip_idle(hay, i);
+                    if j > i {
+                        i = j;
+                    }
+                }
+            }
+        }
+        self.pos = i + base;
+        self.state = if dead || aut.is_start(sid) {
+            None
+        } else {
+            Some(sid)
+        };
+        dead
+    }
+}
+
+impl Matcher for Literals {
+    type Program = Program;
+
+    #[inline(always)]
+    fn scan_quick(&mut self, prog: &Program, tape: &Tape) -> bool {
+        matches!(self.run(prog, tape, false), Scan::Done)
+    }
+
+    fn scan(&mut self, prog: &Program, tape: &Tape, eof: bool) -> Scan {
+        self.run(prog, tape, eof)
+    }
+
+    #[inline(always)]
+    fn scanned(&self) -> usize {
+        self.pos
+    }
+
+    fn earliest_candidate(&self) -> Option<usize> {
+        // A decided or recorded match only: a literal's prefix held by the
+        // automaton needs the program's depth table, so the stream asks
+        // `Literals::live` (not `Matcher::earliest_live`) for hold-back.
+        match (&self.decided, &self.pending) {
+            (Some(d), _) => Some(d.span.start),
+            (None, Some(m)) => Some(m.start),
+            (None, None) => None,
+        }
+    }
+
+    fn recorded_end(&self) -> Option<usize> {
+        self.pending.map(|m| m.end)
+    }
+
+    fn is_idle(&self) -> bool {
+        self.state.is_none()
+            && self.pending.is_none()
+            && self.decided.is_none()
+            && self.exclude.is_none()
+    }
+
+    fn skip_idle(&self, prog: &Program, hay: &[u8], from: usize, _lb: Option<u8>) -> usize {
+        prog.skip_idle(hay, from)
+    }
+
+    fn skip_to(&mut self, at: usize) {
+        debug_assert!(self.is_idle());
+        self.pos = at;
+    }
+
+    fn restart(&mut self, at: usize) {
+        self.state = None;
+        self.pending = None;
+        self.decided = None;
+        self.focus = None;
+        self.exclude = None;
+        self.pos = at;
+    }
+
+    fn exclude(&mut self, at: usize, rule: usize) {
+        self.restart(at);
+        self.exclude = Some((at, rule + 1));
+    }
+
+    fn focus(&mut self, start: usize) {
+        // A rejection at `start` still stands while its candidate is
+        // followed: the check starts over, with the same exclusion.
+        let exclude = self.exclude.filter(|e| e.0 == start);
+        self.restart(start);
+        self.focus = Some(start);
+        self.exclude = exclude;
+    }
+
+    fn discard(&mut self, at: usize) {
+        self.restart(at);
+    }
+
+    fn reset(&mut self) {
+        self.restart(0);
+    }
+
+    #[cfg(debug_assertions)]
+    fn check_invariants(&self, tape: &Tape) {
+        debug_assert!(self.pos <= tape.offset());
+        if let Some(m) = self.pending {
+            debug_assert!(m.start < m.end && m.end <= self.pos, "{self:?}");
+        }
+    }
+}
+
+impl Literals {
+    /// With the matcher idle, steps `hay[from..]` (where `hay[0]` is at
+    /// stream offset `base`) in place, without the tape, as long as no
+    /// literal matches. If none does, the matcher is left at the end of
+    /// `hay` and this returns where the held part starts (the start of
+    /// the longest suffix that a literal could still complete), a
+    /// character boundary since no literal starts inside one. Otherwise
+    /// the matcher is left as it was and this returns `None`: the tape's
+    /// path takes the chunk.
+    pub(crate) fn run_in_place(
+        &mut self,
+        prog: &Program,
+        hay: &[u8],
+        from: usize,
+        base: usize,
+    ) -> Option<usize> {
+        debug_assert!(self.is_idle() && self.focus.is_none());
+        if !prog.fast {
+            return None;
+        }
+        let sid = match &prog.aut {
+            Aut::Dfa(a) => Self::step_in_place(prog, a, hay, from)?,
+            Aut::Nfa(a) => Self::step_in_place(prog, a, hay, from)?,
+        };
+        let depth = sid.map_or(0, |s| prog.depth(s));
+        if depth > IN_PLACE_HELD {
+            // The caller feeds the held part in segments: keep it within
+            // the first one, so the matcher is never ahead of the tape.
+            return None;
+        }
+        self.pos = base + hay.len();
+        self.state = sid;
+        Some(hay.len() - depth)
+    }
+
+    /// The loop of `run_in_place`: the state at the end of `hay`, or
+    /// `None` at the first match.
+    #[inline(always)]
+    fn step_in_place<A: Automaton>(
+        prog: &Program,
+        aut: &A,
+        hay: &[u8],
+        from: usize,
+    ) -> Option<Option<aho_corasick::automaton::StateID>> {
+        let pre = prog.prefilter().is_some();
+        let mut sid = Self::start_state(prog);
+        let mut i = from;
+        while i < hay.len() {
+            sid = aut.next_state(Anchored::No, sid, hay[i]);
+            i += 1;
+            if aut.is_special(sid) {
+                if aut.is_match(sid) || aut.is_dead(sid) {
+                    return None;
+                }
+                if aut.is_start(sid) && pre {
+                    i = prog.skip_idle(hay, i);
+                }
+            }
+        }
+        Some((!aut.is_start(sid)).then_some(sid))
+    }
+
+    /// The earliest position where a literal could still start a match
+    /// (`Matcher::earliest_live`, which needs the program for the depth).
+    #[inline(always)]
+    pub(crate) fn live(&self, prog: &Program) -> usize {
+        let mut p = self.pos - self.depth(prog);
+        if let Some(s) = self.earliest_candidate() {
+            p = p.min(s);
+        }
+        if let Some((at, _)) = self.exclude {
+            p = p.min(at);
+        }
+        p
+    }
+
+    /// Goes on from `at` after a match ending there was decided: keeps the
+    /// state when nothing of it starts before `at` (the automaton run from
+    /// `at` would be in the same state, with the same match pending), and
+    /// starts over from `at` otherwise. This keeps a stream linear when the
+    /// other matcher decides many matches behind this one's position.
+    pub(crate) fn restart_after(&mut self, prog: &Program, at: usize) {
+        if self.pos >= at && self.live(prog) >= at && self.focus.is_none() && self.exclude.is_none()
+        {
+            return;
+        }
+        self.restart(at);
+    }
+}
