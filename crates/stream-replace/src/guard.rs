@@ -289,10 +289,6 @@ impl fmt::Debug for Rule {
 #[derive(Default)]
 pub(crate) struct Meta {
     pub(crate) ids: Arc<[Arc<str>]>,
-    /// A zero per rule: the counts of a stream that has counted nothing
-    /// (each stream's own counts are allocated at its first count, so a
-    /// fresh stream allocates nothing, however many rules there are).
-    pub(crate) zeros: Arc<[u64]>,
     pub(crate) actions: Vec<Action>,
     pub(crate) validators: Vec<Option<Validator>>,
     pub(crate) allow: HashSet<Box<[u8]>>,
@@ -542,11 +538,11 @@ impl Trigger {
 #[derive(Clone, Debug)]
 pub struct Counters {
     ids: Arc<[Arc<str>]>,
-    /// A zero per rule, shared: stands for `matches` and `rejected` until
-    /// their first count.
-    zeros: Arc<[u64]>,
-    matches: Vec<u64>,
-    rejected: Vec<u64>,
+    /// Matches per rule that has any, sorted by rule index: a stream over
+    /// 100,000 rules that matched three of them keeps three entries.
+    matches: Vec<(usize, u64)>,
+    /// Rejections per rule that has any, sorted by rule index.
+    rejected: Vec<(usize, u64)>,
     allowed: u64,
     blocks: u64,
 }
@@ -554,8 +550,8 @@ pub struct Counters {
 impl PartialEq for Counters {
     fn eq(&self, other: &Counters) -> bool {
         self.ids == other.ids
-            && self.matches_by_rule() == other.matches_by_rule()
-            && self.rejected_by_rule() == other.rejected_by_rule()
+            && self.matches == other.matches
+            && self.rejected == other.rejected
             && (self.allowed, self.blocks) == (other.allowed, other.blocks)
     }
 }
@@ -566,7 +562,6 @@ impl Default for Counters {
     fn default() -> Counters {
         Counters {
             ids: Arc::from(Vec::new()),
-            zeros: Arc::from(Vec::new()),
             matches: Vec::new(),
             rejected: Vec::new(),
             allowed: 0,
@@ -579,7 +574,6 @@ impl Counters {
     pub(crate) fn new(meta: &Meta) -> Counters {
         Counters {
             ids: meta.ids.clone(),
-            zeros: meta.zeros.clone(),
             matches: Vec::new(),
             rejected: Vec::new(),
             allowed: 0,
@@ -590,35 +584,35 @@ impl Counters {
     /// Counts a match of rule `rule`.
     #[inline(always)]
     pub(crate) fn count_match(&mut self, rule: usize) {
-        if self.matches.is_empty() {
-            self.matches = self.zeros.to_vec();
-        }
-        self.matches[rule] += 1;
+        Self::bump(&mut self.matches, rule);
     }
 
     /// Counts a rejection of rule `rule`.
     fn count_rejected(&mut self, rule: usize) {
-        if self.rejected.is_empty() {
-            self.rejected = self.zeros.to_vec();
-        }
-        self.rejected[rule] += 1;
+        Self::bump(&mut self.rejected, rule);
     }
 
-    /// Rejections of each rule, by index.
-    fn rejected_by_rule(&self) -> &[u64] {
-        if self.rejected.is_empty() {
-            &self.zeros
-        } else {
-            &self.rejected
+    fn bump(counts: &mut Vec<(usize, u64)>, rule: usize) {
+        match counts.binary_search_by_key(&rule, |&(r, _)| r) {
+            Ok(i) => counts[i].1 += 1,
+            Err(i) => counts.insert(i, (rule, 1)),
         }
     }
 
-    fn sum(&self, counts: &[u64], id: &str) -> u64 {
-        self.ids
+    /// The counts by rule index, one per rule.
+    fn dense(&self, counts: &[(usize, u64)]) -> Vec<u64> {
+        let mut all = vec![0; self.ids.len()];
+        for &(rule, n) in counts {
+            all[rule] = n;
+        }
+        all
+    }
+
+    fn sum(&self, counts: &[(usize, u64)], id: &str) -> u64 {
+        counts
             .iter()
-            .zip(counts)
-            .filter(|(i, _)| &***i == id)
-            .map(|(_, n)| n)
+            .filter(|&&(rule, _)| &*self.ids[rule] == id)
+            .map(|&(_, n)| n)
             .sum()
     }
 
@@ -637,10 +631,12 @@ impl Counters {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn matches(&self, id: &str) -> u64 {
-        self.sum(self.matches_by_rule(), id)
+        self.sum(&self.matches, id)
     }
 
-    /// Matches of each rule, by index.
+    /// Matches of each rule, by index (a vector of one count per rule,
+    /// allocated by this call: a stream itself keeps counts only for the
+    /// rules that matched).
     ///
     /// # Example
     ///
@@ -653,12 +649,8 @@ impl Counters {
     /// assert_eq!(r.counters().matches_by_rule(), [1, 2]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn matches_by_rule(&self) -> &[u64] {
-        if self.matches.is_empty() {
-            &self.zeros
-        } else {
-            &self.matches
-        }
+    pub fn matches_by_rule(&self) -> Vec<u64> {
+        self.dense(&self.matches)
     }
 
     /// Candidates of rules with this id that their validator rejected.
@@ -675,7 +667,7 @@ impl Counters {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn rejected(&self, id: &str) -> u64 {
-        self.sum(self.rejected_by_rule(), id)
+        self.sum(&self.rejected, id)
     }
 
     /// Matches that passed through because their text is allowlisted.
@@ -935,7 +927,6 @@ impl StreamGuard {
     pub(crate) fn take_counters(&mut self) -> Counters {
         let fresh = Counters {
             ids: self.counters.ids.clone(),
-            zeros: self.counters.zeros.clone(),
             matches: Vec::new(),
             rejected: Vec::new(),
             allowed: 0,

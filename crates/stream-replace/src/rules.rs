@@ -437,7 +437,6 @@ impl RulesBuilder {
             ids: (self.rules.iter().enumerate())
                 .map(|(i, r)| r.id.clone().unwrap_or_else(|| i.to_string()).into())
                 .collect(),
-            zeros: vec![0; self.rules.len()].into(),
             actions: self.rules.iter().map(|r| r.action.clone()).collect(),
             validators: self.rules.iter().map(|r| r.validator.clone()).collect(),
             plain: (self.rules.iter())
