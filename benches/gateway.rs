@@ -28,7 +28,7 @@
 //! all), and criterion's own options.
 
 use std::hint::black_box;
-use std::io::{self, Read};
+
 use std::time::Instant;
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -44,31 +44,6 @@ use corpus::Rule;
 
 /// The most rules the `meta_whole` rows run with.
 const META_MAX: usize = 10_000;
-
-/// A reader that returns one chunk per `read` call, as a socket returning
-/// tokens would.
-struct Chunks<'a> {
-    chunks: &'a [&'a str],
-    next: usize,
-    at: usize,
-}
-
-impl Read for Chunks<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let Some(chunk) = self.chunks.get(self.next) else {
-            return Ok(0);
-        };
-        let rest = &chunk.as_bytes()[self.at..];
-        let n = rest.len().min(buf.len());
-        buf[..n].copy_from_slice(&rest[..n]);
-        self.at += n;
-        if self.at == chunk.len() {
-            self.next += 1;
-            self.at = 0;
-        }
-        Ok(n)
-    }
-}
 
 /// The selected sets from `STREAM_REPLACE_GATEWAY_SETS`, all when unset.
 fn selected(name: &str) -> bool {
@@ -102,11 +77,7 @@ fn aho_stream(ac: &AhoCorasick, tokens: &[Vec<&str>], out: &mut Vec<u8>) -> usiz
     let mut sent = 0;
     for reply in tokens {
         out.clear();
-        let reader = Chunks {
-            chunks: reply,
-            next: 0,
-            at: 0,
-        };
+        let reader = corpus::ChunkReader::new(reply);
         ac.try_stream_replace_all(reader, &mut *out, &with)
             .expect("in-memory streams do not fail");
         sent += out.len();
@@ -244,16 +215,8 @@ fn gateway(c: &mut Criterion) {
             if let Some(ac) = &ac {
                 let mut bytes = Vec::new();
                 let with = vec![workload::DENY_MASK; ac.patterns_len()];
-                ac.try_stream_replace_all(
-                    Chunks {
-                        chunks: toks,
-                        next: 0,
-                        at: 0,
-                    },
-                    &mut bytes,
-                    &with,
-                )
-                .expect("in memory");
+                ac.try_stream_replace_all(corpus::ChunkReader::new(toks), &mut bytes, &with)
+                    .expect("in memory");
                 assert_eq!(bytes, want.as_bytes(), "{name}: aho-corasick differs");
             }
         }

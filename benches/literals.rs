@@ -25,7 +25,6 @@
 
 use std::collections::HashSet;
 use std::hint::black_box;
-use std::io::{self, Read};
 
 use aho_corasick::AhoCorasick;
 use criterion::{
@@ -129,37 +128,9 @@ fn build(terms: &[String]) -> Rules {
     b.config(Config::new()).build().expect("terms build")
 }
 
-/// A reader that returns one chunk per `read`.
-struct Chunked<'a> {
-    chunks: &'a [&'a str],
-    next: usize,
-    at: usize,
-}
-
-impl Read for Chunked<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let Some(chunk) = self.chunks.get(self.next) else {
-            return Ok(0);
-        };
-        let rest = &chunk.as_bytes()[self.at..];
-        let n = rest.len().min(buf.len());
-        buf[..n].copy_from_slice(&rest[..n]);
-        self.at += n;
-        if self.at == chunk.len() {
-            self.next += 1;
-            self.at = 0;
-        }
-        Ok(n)
-    }
-}
-
 fn ac_stream(ac: &AhoCorasick, chunks: &[&str], out: &mut Vec<u8>, with: &[&str]) -> usize {
     out.clear();
-    let rdr = Chunked {
-        chunks,
-        next: 0,
-        at: 0,
-    };
+    let rdr = corpus::ChunkReader::new(chunks);
     ac.try_stream_replace_all(rdr, &mut *out, with)
         .expect("in-memory streams do not fail");
     out.len()
