@@ -12,7 +12,7 @@ set -eu
 cd "$(dirname "$0")/../../.."
 python3 -m pip install --quiet "pii-leak-benchmark[validate]==0.6.0"
 cargo build --release -p stream-replace-proxy
-proxy=target/release/stream-replace-proxy
+proxy=${CARGO_TARGET_DIR:-target}/release/stream-replace-proxy
 out=${OUT:-target/pii-leak-benchmark}
 rm -rf "$out"
 mkdir -p "$out"
