@@ -29,7 +29,7 @@ use arbitrary::{Arbitrary, Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use regex_automata::{meta, Anchored, Input, PatternID};
 use stream_replace::{
-    Block, Config, ErrorKind, EvaluateConfig, Pattern, Replacement, Replacer, Rule, Rules,
+    Block, Config, DfaKind, ErrorKind, EvaluateConfig, Pattern, Replacement, Replacer, Rule, Rules,
     StreamError, StreamErrorKind, Trigger,
 };
 
@@ -120,6 +120,10 @@ enum Engine {
     Default,
     /// The fast paths off: every byte through the general thread loop.
     General,
+    /// Literal rules on the thread matcher, not the Aho-Corasick one.
+    NoLiterals,
+    /// The lazy DFA instead of the dense one.
+    Lazy,
     /// A small lazy DFA cache, which forces cache clears and the NFA
     /// fallback.
     Cache(usize),
@@ -240,9 +244,11 @@ impl<'a> Arbitrary<'a> for Case {
                 block: u.ratio(1, 5)?,
             });
         }
-        let engine = match u.int_in_range(0..=5)? {
-            0..=2 => Engine::Default,
-            3 | 4 => Engine::General,
+        let engine = match u.int_in_range(0..=7)? {
+            0 | 1 => Engine::Default,
+            2 | 3 => Engine::General,
+            4 => Engine::NoLiterals,
+            5 => Engine::Lazy,
             _ => Engine::Cache(*u.choose(&[1, 1 << 10])?),
         };
         let mut texts = Vec::new();
@@ -509,7 +515,10 @@ fuzz_target!(|case: Case| {
     let config = match case.engine {
         Engine::Default => Config::new(),
         Engine::General => Config::new().fast_paths(false),
-        Engine::Cache(n) => Config::new().cache_capacity(n),
+        Engine::NoLiterals => Config::new().literal_matcher(false),
+        Engine::Lazy => Config::new().dfa(DfaKind::Lazy),
+        // The cache size only applies to the lazy DFA.
+        Engine::Cache(n) => Config::new().dfa(DfaKind::Lazy).cache_capacity(n),
     };
     let Some(compiled) = build(&case.rules, &case.allow, config) else {
         return;

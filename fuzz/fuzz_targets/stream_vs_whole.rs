@@ -86,9 +86,40 @@ const TRICKY: &[&str] = &[
 
 /// Pieces of text; multi-byte characters are cut by the byte cuts.
 const ALPHABET: &[&str] = &[
-    "a", "a", "b", "c", "d", "x", "y", " ", "-", "@", ".", "1", "2", "3", "\n", "\r\n", "_",
-    "<think>", "</think>", "<th", "ink>", "σ", "Σ", "ς", "é", "中", "文", "😀", "ab", "cd",
-    "END", "<", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "the quick brown fox jumps over a lazy dog ",
+    "a",
+    "a",
+    "b",
+    "c",
+    "d",
+    "x",
+    "y",
+    " ",
+    "-",
+    "@",
+    ".",
+    "1",
+    "2",
+    "3",
+    "\n",
+    "\r\n",
+    "_",
+    "<think>",
+    "</think>",
+    "<th",
+    "ink>",
+    "σ",
+    "Σ",
+    "ς",
+    "é",
+    "中",
+    "文",
+    "😀",
+    "ab",
+    "cd",
+    "END",
+    "<",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "the quick brown fox jumps over a lazy dog ",
 ];
 
 /// Pieces of arbitrary regexes.
@@ -214,7 +245,9 @@ fn pieces(u: &mut Unstructured<'_>, alphabet: &[&str], max: usize) -> Result<Str
 
 /// A non-empty substring of `word` at character boundaries.
 fn piece(u: &mut Unstructured<'_>, word: &str) -> Result<String> {
-    let points: Vec<usize> = (0..=word.len()).filter(|&i| word.is_char_boundary(i)).collect();
+    let points: Vec<usize> = (0..=word.len())
+        .filter(|&i| word.is_char_boundary(i))
+        .collect();
     let a = u.int_in_range(0..=points.len() - 2)?;
     let b = u.int_in_range(a + 1..=points.len() - 1)?;
     Ok(word[points[a]..points[b]].to_string())
