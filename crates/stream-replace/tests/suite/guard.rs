@@ -596,7 +596,7 @@ fn rejections_under_gated_bounded_repetitions() {
         || Config::new().fast_paths(false),
         || Config::new().dfa(DfaKind::Lazy),
         || Config::new().dfa(DfaKind::Lazy).scratch_per_call(true),
-        || Config::new().cache_capacity(1),
+        || Config::new().dfa(DfaKind::Lazy).cache_capacity(1),
     ];
     check_on(&s, &hay, &splits, &engines).unwrap_or_else(|e| panic!("{e}"));
 }
