@@ -908,7 +908,6 @@ fn events_of(events: &mut stream_replace::Events, chunks: &[&str]) -> Vec<stream
 
 #[test]
 fn events_join_to_the_output_for_every_split() {
-    use chunk_invariance::two_part_splits;
     for rules in [gateway_rules(), {
         // With the block turned off, the value is masked and the stream
         // goes on.
@@ -926,13 +925,7 @@ fn events_join_to_the_output_for_every_split() {
         let mut events = stream_replace::Events::new(rules.replacer());
         for &input in SPLIT_INPUTS {
             let want = rules.evaluate(input);
-            let mut splits: Vec<Vec<&str>> = two_part_splits(input).collect();
-            splits.push(
-                input
-                    .char_indices()
-                    .map(|(i, c)| &input[i..i + c.len_utf8()])
-                    .collect(),
-            );
+            let splits = two_parts_and_chars(input);
             for chunks in splits {
                 let all = events_of(&mut events, &chunks);
                 let text: String = all.iter().map(|e| e.text()).collect();
@@ -959,7 +952,6 @@ fn events_join_to_the_output_for_every_split() {
 
 #[test]
 fn release_at_words_keeps_the_output_and_cuts_at_delimiters() {
-    use chunk_invariance::two_part_splits;
     let rules = gateway_rules();
     let delimiter = |c: char| c.is_ascii_whitespace() || ".,;!?()[]{}".contains(c);
     for cap in [4, 1000] {
@@ -967,13 +959,7 @@ fn release_at_words_keeps_the_output_and_cuts_at_delimiters() {
         r.release_at_words(Some(cap));
         for &input in SPLIT_INPUTS {
             let want = rules.evaluate(input);
-            let mut splits: Vec<Vec<&str>> = two_part_splits(input).collect();
-            splits.push(
-                input
-                    .char_indices()
-                    .map(|(i, c)| &input[i..i + c.len_utf8()])
-                    .collect(),
-            );
+            let splits = two_parts_and_chars(input);
             for chunks in splits {
                 let mut pieces = Vec::new();
                 let mut ended = false;
@@ -1040,4 +1026,16 @@ fn a_fatal_value_stops_every_adapter_on_every_split() {
             assert!(!err.contains("6789"), "{err}");
         }
     }
+}
+
+/// Every two-part split of `input`, then its one-character chunks.
+fn two_parts_and_chars(input: &str) -> Vec<Vec<&str>> {
+    let mut splits: Vec<Vec<&str>> = chunk_invariance::two_part_splits(input).collect();
+    splits.push(
+        input
+            .char_indices()
+            .map(|(i, c)| &input[i..i + c.len_utf8()])
+            .collect(),
+    );
+    splits
 }
