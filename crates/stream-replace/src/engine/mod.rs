@@ -45,6 +45,7 @@
 //!   everything from its start.
 
 mod dfa;
+mod edges;
 mod futures;
 mod gate;
 mod literal;

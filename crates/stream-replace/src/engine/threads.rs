@@ -13,7 +13,10 @@
 //! uses Unicode word look-around; or a lazy cache clear, which invalidates
 //! the states held), the held region is replayed from its earliest live
 //! start with the same thread logic over the Thompson NFA (see `nfa`), and
-//! the matcher goes back to the DFA once nothing is alive.
+//! the matcher goes back to the DFA once nothing is alive. A `\b` next to
+//! a word character (`\b\d{3}`, `sk-…\b`) does not make the DFA quit: it
+//! steps such rules rewritten (see `edges`), and the NFA works out again
+//! only a match the rewritten rule may have decided wrongly.
 //!
 //! A stream owns only its threads (start positions and state ids) and
 //! positions. What it steps them with, the lazy DFA's cache and the memos
@@ -46,6 +49,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use regex_automata::hybrid::dfa::DFA;
 use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
+use regex_automata::util::look::{Look, LookMatcher};
 use regex_automata::util::pool::Pool;
 use regex_automata::util::prefilter::Prefilter;
 use regex_automata::util::primitives::StateID;
@@ -58,7 +62,7 @@ use super::gate::{Gate, Seen};
 use super::matcher::{Decided, Matcher, Scan};
 use super::single::{self, Memo};
 use super::tape::Tape;
-use super::{is_continuation, nfa, tuples, utf8_len};
+use super::{edges, is_continuation, nfa, tuples, utf8_len};
 use crate::config::{Config, DfaKind};
 use crate::error::Error;
 
@@ -156,6 +160,20 @@ pub(crate) struct Prog<D: Dfa> {
     /// The bytes a match can start with (an over-approximation from the
     /// NFA; every byte when a rule can match empty).
     first: [u64; 4],
+    /// Set when the DFA steps the rules with their `\b` rewritten (see
+    /// `edges`): for each rule, whether a match of it the DFA decides must
+    /// be checked (`Prog::unsure`).
+    check_after: Box<[bool]>,
+    /// Set when the DFA steps the rules with their `\b` rewritten: the
+    /// bytes whose thread, started after a non-ASCII character, steps
+    /// differently when that character is a word character (see
+    /// `Prog::start_lb`). The tight loops leave such a start to the
+    /// general loop, which decodes the character.
+    word_lb: Option<Box<[u64; 4]>>,
+    /// Whether some rule, as the DFA sees it, has a Unicode word
+    /// assertion: the DFA then quits on non-ASCII bytes, and after one
+    /// the NFA keeps going.
+    quits: bool,
     /// Whether the fast paths run (idle scans, the prefilter, the tight
     /// loops, stepping a long-lived thread alone, settling at the end of a
     /// feed). Off, every byte goes through the general thread loop, so the
@@ -198,35 +216,60 @@ impl Program {
     /// Builds the NFA and the lazy DFA over it and, as `config` asks, a
     /// dense DFA in place of the lazy one.
     pub(crate) fn new(sources: &[String], config: &Config) -> Result<Program, Error> {
-        let lazy = Lazy(
+        let dfa_config = DFA::config()
+            .match_kind(MatchKind::LeftmostFirst)
+            .unicode_word_boundary(true)
+            .cache_capacity(config.get_cache_capacity())
+            .skip_cache_capacity_check(true);
+        let nfa_config = thompson::Config::new()
+            .nfa_size_limit(Some(config.get_size_limit()))
+            .which_captures(WhichCaptures::None);
+        let mut lazy = Lazy(
             DFA::builder()
-                .configure(
-                    DFA::config()
-                        .match_kind(MatchKind::LeftmostFirst)
-                        .unicode_word_boundary(true)
-                        .cache_capacity(config.get_cache_capacity())
-                        .skip_cache_capacity_check(true),
-                )
-                .thompson(
-                    thompson::Config::new()
-                        .nfa_size_limit(Some(config.get_size_limit()))
-                        .which_captures(WhichCaptures::None),
-                )
+                .configure(dfa_config.clone())
+                .thompson(nfa_config.clone())
                 .build_many(sources)
                 .map_err(Error::from_dfa)?,
         );
+        // The NFA of the rules as written: the exact fallback.
         let nfa = lazy.0.get_nfa().clone();
+        let mut check_after = Vec::new();
+        if config.get_fast_paths() {
+            if let Some(rewritten) = regex_automata::util::syntax::parse_many(sources)
+                .ok()
+                .and_then(|hirs| edges::rewrite(&hirs))
+            {
+                // Built as the rules were, so it cannot fail where they
+                // built; if it does, the DFA keeps the rules as written.
+                let dfa = thompson::Compiler::new()
+                    .configure(nfa_config)
+                    .build_many_from_hir(&rewritten.hirs)
+                    .ok()
+                    .and_then(|n| DFA::builder().configure(dfa_config).build_from_nfa(n).ok());
+                if let Some(dfa) = dfa {
+                    lazy = Lazy(dfa);
+                    check_after = rewritten.check_after;
+                }
+            }
+        }
+        let dfa_nfa = lazy.0.get_nfa().clone();
         let limit = config.get_dense_size_limit();
         let dense = match config.get_dfa() {
             DfaKind::Lazy => None,
-            DfaKind::Auto => Dense::build(&nfa, limit).ok(),
+            DfaKind::Auto => Dense::build(&dfa_nfa, limit).ok(),
             DfaKind::Dense => {
-                Some(Dense::build(&nfa, limit).map_err(|e| Error::from_dense(*e, limit))?)
+                Some(Dense::build(&dfa_nfa, limit).map_err(|e| Error::from_dense(*e, limit))?)
             }
         };
         // The tables are the same for both DFAs (one automaton); the lazy
         // one, already built, works them out.
-        let prog = Prog::new(lazy, nfa, sources, config);
+        let rewritten = !check_after.is_empty();
+        let mut prog = Prog::new(lazy, nfa, sources, config);
+        if rewritten {
+            prog.quits = dfa_nfa.look_set_any().contains_word_unicode();
+            prog.check_after = check_after.into_boxed_slice();
+            prog.word_lb = Some(Box::new(word_lb_row(&prog.dfa)));
+        }
         Ok(Program(match dense {
             Some(dense) => {
                 let mut prog = prog.with_dfa(dense);
@@ -257,6 +300,7 @@ impl<D: Dfa> Prog<D> {
             *row = start_row(&dfa, &mut cache, (lb > 0).then(|| (lb - 1) as u8));
         }
         let first = nfa::first_bytes(&nfa);
+        let quits = nfa.look_set_any().contains_word_unicode();
         let never = sources.is_empty() || may_start.iter().all(|r| *r == [0; 4]);
         let prefilter = regex_automata::util::syntax::parse_many(sources)
             .ok()
@@ -292,6 +336,9 @@ impl<D: Dfa> Prog<D> {
             classes,
             nclasses: seen.len(),
             first,
+            check_after: Box::default(),
+            word_lb: None,
+            quits,
             fast: config.get_fast_paths(),
             frozen: None,
         }
@@ -372,6 +419,9 @@ impl<D: Dfa> Prog<D> {
             classes: self.classes,
             nclasses: self.nclasses,
             first: self.first,
+            check_after: self.check_after,
+            word_lb: self.word_lb,
+            quits: self.quits,
             fast: self.fast,
             frozen: None,
         }
@@ -455,6 +505,59 @@ impl<D: Dfa> Prog<D> {
         &self.nfa
     }
 
+    /// Whether a match the DFA decided may not be one of the rules as
+    /// written (see `edges`): a rule whose `\b{end-half}` may have looked
+    /// at the byte after the match, which is non-ASCII or not there yet.
+    /// Such a match is worked out again on the NFA, from its start.
+    #[inline]
+    fn unsure(&self, tape: &Tape, best: &Best, eof: bool) -> bool {
+        if !self.check_after.get(best.rule).copied().unwrap_or(false) {
+            return false;
+        }
+        if best.end < tape.offset() {
+            !tape.at(best.end).is_ascii()
+        } else {
+            !eof
+        }
+    }
+
+    /// The look-behind a DFA thread starting at `p` is given: the byte
+    /// before it, except after a non-ASCII word character when the rules'
+    /// `\b` are rewritten, where it is `a`, so that a `\b{start-half}` at
+    /// the start sees a word character (see `edges`).
+    #[inline]
+    fn start_lb(&self, tape: &Tape, p: usize) -> Option<u8> {
+        let lb = tape.look_behind(p);
+        match lb {
+            Some(b) if !b.is_ascii() && self.word_lb.is_some() => {
+                // The character before, decoded as `\b` decodes it (an
+                // invalid sequence is not a word character), followed by a
+                // word character: a boundary there says it is not one.
+                let base = tape.base();
+                let prev = &tape.bytes()[p.saturating_sub(4).max(base) - base..p - base];
+                let mut hay = [b'a'; 5];
+                hay[..prev.len()].copy_from_slice(prev);
+                let hay = &hay[..prev.len() + 1];
+                if LookMatcher::new().matches(Look::WordUnicode, hay, prev.len()) {
+                    lb
+                } else {
+                    Some(b'a')
+                }
+            }
+            _ => lb,
+        }
+    }
+
+    /// Whether a thread starting with byte `b` after the byte `lb` needs
+    /// `start_lb`, which the tight loops leave to the general loop.
+    #[inline]
+    pub(super) fn needs_start_lb(&self, lb: Option<u8>, b: u8) -> bool {
+        match (&self.word_lb, lb) {
+            (Some(row), Some(x)) if !x.is_ascii() => row[(b >> 6) as usize] & (1 << (b & 63)) != 0,
+            _ => false,
+        }
+    }
+
     /// The look-behind kind of the byte before a position.
     #[inline(always)]
     pub(super) fn kind(&self, lb: Option<u8>) -> u8 {
@@ -471,6 +574,32 @@ impl<D: Dfa> Prog<D> {
         let row = &self.may_start[lb.map_or(0, |b| b as usize + 1)];
         row[(b >> 6) as usize] & (1 << (b & 63)) != 0
     }
+}
+
+/// `Prog::word_lb`: the bytes after which a thread started after a
+/// non-ASCII word character (look-behind `a`) is in another state than
+/// one started after another non-ASCII character.
+fn word_lb_row<D: Dfa>(dfa: &D) -> [u64; 4] {
+    let mut cache = dfa.create_cache();
+    let mut row = [0u64; 4];
+    for b in 0..=255u8 {
+        let mut after = |lb: u8| {
+            let cfg = start::Config::new()
+                .anchored(Anchored::Yes)
+                .look_behind(Some(lb));
+            let s = dfa.start_state(&mut cache, &cfg).ok()?;
+            let n = dfa.next_state(&mut cache, s, b).ok()?;
+            Some((n, D::clear_count(&cache)))
+        };
+        let (word, other) = (after(b'a'), after(0xC3));
+        // Different, unknown, or made in different generations of the
+        // cache (their ids then say nothing): left to the general loop.
+        let same = matches!((word, other), (Some(w), Some(o)) if w == o);
+        if !same {
+            row[(b >> 6) as usize] |= 1 << (b & 63);
+        }
+    }
+    row
 }
 
 /// The row of `Program::may_start` for one look-behind. A cache clear
@@ -809,6 +938,9 @@ impl<D: Dfa> Core<D> {
             self.dfa_threads.clear();
             self.clear_nfa_threads();
             match self.best.take() {
+                Some(best) if self.mode == Mode::Dfa && prog.unsure(tape, &best, true) => {
+                    self.enter_nfa(best.start, end);
+                }
                 Some(best) => return Self::decided(best),
                 None => match self.suspended.take() {
                     // The earliest thread died at the end: replay without it.
@@ -963,7 +1095,7 @@ impl<D: Dfa> Core<D> {
             }
             self.dfa_threads.truncate(kept);
             if self.best.is_none() && self.suspended.is_none() && !is_continuation(b) {
-                let lb = tape.look_behind(p);
+                let lb = prog.start_lb(tape, p);
                 if !prog.fast || prog.may_start(lb, b) {
                     let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
                     let sid = dfa
@@ -992,6 +1124,9 @@ impl<D: Dfa> Core<D> {
             self.pos = p + 1;
             if self.dfa_threads.is_empty() {
                 if let Some(best) = self.best.take() {
+                    if prog.unsure(tape, &best, false) {
+                        return Err(Fallback(best.start));
+                    }
                     return Ok(Some(Self::decided(best)));
                 } else if let Some(r) = self.suspended.take() {
                     self.replay(r);
@@ -1117,6 +1252,9 @@ impl<D: Dfa> Core<D> {
         }
         if self.dfa_threads.is_empty() && self.nfa_threads.is_empty() {
             if let Some(best) = self.best.take() {
+                if self.mode == Mode::Dfa && prog.unsure(tape, &best, false) {
+                    return Err(Fallback(best.start));
+                }
                 return Ok(Settled::Stop(Self::decided(best)));
             }
             if let Some(r) = self.suspended.take() {
@@ -1396,7 +1534,7 @@ impl<D: Dfa> Core<D> {
             if self.nfa_threads.is_empty()
                 && self.best.is_none()
                 && p > until
-                && tape.look_behind(p).is_none_or(|b| b < 0x80)
+                && (!prog.quits || tape.look_behind(p).is_none_or(|b| b < 0x80))
             {
                 self.mode = Mode::Dfa;
                 break Nfa::HandedBack;

@@ -451,6 +451,10 @@ impl<S: Copy + Eq + Hash> Tuples<S> {
             }
         }
         if !is_continuation(b) && prog.may_start(lb, b) {
+            if prog.needs_start_lb(lb, b) {
+                self.table[slot] = KNOWN | EXIT;
+                return Step::Entry(KNOWN | EXIT);
+            }
             let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
             let Ok(s0) = dfa.start_state(cache, &cfg) else {
                 return Step::Entry(KNOWN | EXIT);

@@ -43,6 +43,16 @@ pub const REGEXES: &[&str] = &[
     r"[^\s]+?",
     r"(?i)foo\B",
     r"\b\w",
+    // A `\b` next to a word character, which the DFA sees in its ASCII
+    // half forms: at both ends, with ends of several lengths in priority
+    // order, inside the rule after ASCII only; and one left as written
+    // (what follows it may be a non-ASCII word character).
+    r"\b\w+\b",
+    r"(?:\d|\d\d)\b",
+    r"\b\d+",
+    r"(?:\+1 ?)?\b\d{2}",
+    r"\bé\w*",
+    r"\w\b.",
 ];
 
 pub const LITERALS: &[&str] = &["hello", "敏感词", "ab", "<think>", "σ", "😀", "a.b", "é"];
@@ -51,7 +61,7 @@ pub const LITERALS: &[&str] = &["hello", "敏感词", "ab", "<think>", "σ", "�
 pub const ATOMS: &[&str] = &[
     "a", "b", "c", "d", "x", "y", "f", "o", "1", "2", "3", " ", "-", "@", ".", "\n", "\r\n",
     "<think>", "</think>", "<", "é", "σ", "Σ", "ς", "中", "😀", "敏感", "词", "hel", "lo", "foo",
-    "45", "6789", "com", "\t",
+    "45", "6789", "com", "\t", "٣", "。",
 ];
 
 /// Pieces of byte texts that are not valid UTF-8 on their own.
@@ -517,6 +527,44 @@ proptest! {
     #[test]
     fn holdback_is_decided_and_minimal(rules in rules_strategy(), prefix in text_strategy()) {
         check_holdback(&rules, &prefix)?;
+    }
+}
+
+/// A `\b` next to a word character (which the DFA steps as a one-byte
+/// half boundary) next to non-ASCII text: word characters (`é`, the
+/// Arabic-Indic digits, which `\d` matches), others (`。`), and invalid
+/// UTF-8, on every side of a match and inside it, through every split.
+#[test]
+fn word_boundaries_next_to_non_ascii_text() {
+    let rule_sets: &[&[&str]] = &[
+        &[r"\b\d{3}\b"],
+        &[r"\b\d{3}-\d{2}\b", r"\d+"],
+        &[r"(?:\d|\d\d)\b", r"\w"],
+        &[r"(?:\+1 ?)?\b\d{2}", r"\bsk-\w{2}"],
+        &[r"\b\w+\b"],
+    ];
+    let texts = [
+        "123 é123 123é ١٢٣ x١٢٣ ١٢٣x 。123。 a123 123-45é 123-45。",
+        "é12 12é 1١ ١1 +1 ١٢ +112 sk-éé sk-ab。 sk-abé",
+        "١٢٣-٤٥ 12-34é55 。12。 é。12",
+    ];
+    for rules in rule_sets {
+        let rules: Vec<Rule> = rules
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Rule {
+                pat: Pat::Regex(p.to_string()),
+                repl: Repl::Text(format!("<{i}>")),
+            })
+            .collect();
+        for text in texts {
+            check_str(&rules, text, &[0.25, 0.5, 0.75]).unwrap();
+            check_bytes(&rules, text.as_bytes(), &[0.2, 0.4, 0.6, 0.8]).unwrap();
+            let mut bad = text.as_bytes().to_vec();
+            bad.splice(3..3, *b"\xC3");
+            bad.extend_from_slice(b"12\xE4\xB8");
+            check_bytes(&rules, &bad, &[0.1, 0.5, 0.9]).unwrap();
+        }
     }
 }
 
