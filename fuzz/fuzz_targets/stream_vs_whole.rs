@@ -70,6 +70,12 @@ const TRICKY: &[&str] = &[
     r"(?-u:\B)",
     r"\b{start}\w",
     r"\w\b{end}",
+    // A `\b` next to a word character, which the DFA steps in its ASCII
+    // half forms (inside the rule only after ASCII).
+    r"\b\w+\b",
+    r"(?:\d|\d\d)\b",
+    r"(?:\+1 ?)?\b\d{2}",
+    r"\bé\w*",
     "<think>",
     "</think>",
     r"(?:ab)+c",
@@ -114,6 +120,8 @@ const ALPHABET: &[&str] = &[
     "中",
     "文",
     "😀",
+    "٣",
+    "。",
     "ab",
     "cd",
     "END",

@@ -1492,7 +1492,7 @@ impl<D: Dfa> Core<D> {
             }
         }
         if self.best.is_none() && self.suspended.is_none() {
-            let lb = tape.look_behind(p);
+            let lb = prog.start_lb(tape, p);
             let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
             let sid = dfa
                 .start_state(&mut s.cache, &cfg)
