@@ -148,8 +148,14 @@ impl Tape {
         } else {
             extend_small(&mut self.buf, bytes);
             let dead = self.buf.len().saturating_sub(CONTEXT);
-            self.buf.drain(..dead);
-            self.base += dead;
+            if dead > 0 {
+                // A copy of fixed size, cheaper than `drain`'s move.
+                let mut context = [0; CONTEXT];
+                context.copy_from_slice(&self.buf[dead..]);
+                self.buf.clear();
+                self.buf.extend_from_slice(&context);
+                self.base += dead;
+            }
         }
         self.emitted = end;
         end
