@@ -418,6 +418,18 @@ impl Replacer {
 
     #[inline(always)]
     fn feed_str_chunk(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        if let Some(k) = self.feed_literals_str(chunk, out) {
+            out.push_str(&chunk[..k]);
+            // What the automaton holds is at most the longest literal, but
+            // the limit may be lower.
+            if self.stream.held() > self.max_held {
+                self.with_string(out, |r, bytes| r.check_held(bytes, true))?;
+                if self.stream.is_stopped() {
+                    return Err(self.fail_blocked());
+                }
+            }
+            return Ok(());
+        }
         let mut rest = chunk;
         let mut segment = SEGMENT;
         while !rest.is_empty() {
@@ -979,6 +991,24 @@ impl Replacer {
     }
 
     fn feed_byte_chunk(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
+        let mut sink = Out {
+            rules: &self.rules,
+            state: &mut self.state,
+            guard: &mut self.guard,
+            out,
+        };
+        if let Some(k) =
+            self.stream
+                .feed_literals(&self.rules.inner.program, chunk, false, &mut sink)
+        {
+            extend_small(out, &chunk[..k]);
+            // As in `feed_str_chunk`.
+            self.check_held(out, false)?;
+            if self.stream.is_stopped() {
+                return Err(self.fail_blocked());
+            }
+            return Ok(());
+        }
         let mut rest = chunk;
         let mut segment = SEGMENT;
         while !rest.is_empty() {
@@ -1034,6 +1064,22 @@ impl Replacer {
         };
         self.stream
             .feed(&self.rules.inner.program, chunk, whole_chars, &mut sink);
+    }
+
+    /// The literal-only fast path of `feed_str_chunk` for a token-sized
+    /// chunk (`StreamState::feed_literals`): when it took the chunk, the
+    /// length of its part released, for the caller to append to `out`.
+    #[inline(always)]
+    fn feed_literals_str(&mut self, chunk: &str, out: &mut String) -> Option<usize> {
+        let mut sink = StrOut {
+            rules: &self.rules,
+            state: &mut self.state,
+            guard: &mut self.guard,
+            out,
+            scratch: &mut self.text_out,
+        };
+        self.stream
+            .feed_literals(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink)
     }
 
     /// Feeds a segment of a `&str` chunk to the engine (after

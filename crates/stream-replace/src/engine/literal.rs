@@ -250,6 +250,11 @@ impl Program {
         AtStart::None(died)
     }
 
+    /// Whether the fast paths run (see `Config::fast_paths`).
+    pub(crate) fn is_fast(&self) -> bool {
+        self.fast
+    }
+
     /// The lowest rule index of the literals.
     pub(crate) fn first_rule(&self) -> usize {
         self.rules.first().copied().unwrap_or(usize::MAX)
@@ -265,6 +270,14 @@ impl Program {
             }
             Depths::Sparse(map) => map.get(&sid.as_u32()).copied().unwrap_or(0),
         }
+    }
+
+    /// How many bytes before the end of the text stepped the earliest
+    /// literal that can still match starts, in `state` (`None` for the
+    /// start state).
+    #[inline(always)]
+    pub(crate) fn held_in(&self, state: Option<aho_corasick::automaton::StateID>) -> usize {
+        state.map_or(0, |s| self.depth(s))
     }
 
     /// The depth of a state other than the start state.
@@ -764,6 +777,84 @@ impl Literals {
                 }
                 if aut.is_start(sid) && pre {
                     i = prog.skip_idle(hay, i);
+                }
+            }
+        }
+        Some((!aut.is_start(sid)).then_some(sid))
+    }
+
+    /// Whether the matcher only follows the automaton: nothing recorded,
+    /// decided, focused on or excluded, so its state is the automaton's
+    /// state and its position.
+    #[inline(always)]
+    pub(crate) fn is_plain(&self) -> bool {
+        self.pending.is_none()
+            && self.decided.is_none()
+            && self.focus.is_none()
+            && self.exclude.is_none()
+    }
+
+    /// With the matcher plain (see `is_plain`) and the fast paths on, steps
+    /// `hay`, the bytes from its position on, where it is, without moving
+    /// the matcher: the state at the end of `hay` (`None` for the start
+    /// state) when no literal matches in it, for `go_to`. At the first
+    /// match, `None`: the tape's path records and decides it.
+    #[inline(always)]
+    pub(crate) fn step_plain(
+        &self,
+        prog: &Program,
+        hay: &[u8],
+    ) -> Option<Option<aho_corasick::automaton::StateID>> {
+        debug_assert!(self.is_plain() && prog.fast);
+        match &prog.aut {
+            Aut::Dfa(a) => Self::step_from(prog, a, self.state, hay),
+            Aut::Nfa(a) => Self::step_from(prog, a, self.state, hay),
+        }
+    }
+
+    /// Moves the plain matcher to `pos`, in `state` (from `step_plain`).
+    #[inline(always)]
+    pub(crate) fn go_to(&mut self, state: Option<aho_corasick::automaton::StateID>, pos: usize) {
+        debug_assert!(self.is_plain());
+        self.state = state;
+        self.pos = pos;
+    }
+
+    /// The loop of `step_plain`: the state after `hay` from `state`
+    /// (`None` for the start state), or `None` at the first match. In the
+    /// start state, bytes no literal begins with are skipped, as the
+    /// automaton would stay there on them.
+    #[inline(always)]
+    fn step_from<A: Automaton>(
+        prog: &Program,
+        aut: &A,
+        state: Option<aho_corasick::automaton::StateID>,
+        hay: &[u8],
+    ) -> Option<Option<aho_corasick::automaton::StateID>> {
+        let mut i = 0;
+        let mut sid = match state {
+            Some(s) => s,
+            None => {
+                while i < hay.len() && !prog.can_begin(hay[i]) {
+                    i += 1;
+                }
+                if i == hay.len() {
+                    return Some(None);
+                }
+                Self::start_state(prog)
+            }
+        };
+        while i < hay.len() {
+            sid = aut.next_state(Anchored::No, sid, hay[i]);
+            i += 1;
+            if aut.is_special(sid) {
+                if aut.is_match(sid) || aut.is_dead(sid) {
+                    return None;
+                }
+                if aut.is_start(sid) {
+                    while i < hay.len() && !prog.can_begin(hay[i]) {
+                        i += 1;
+                    }
                 }
             }
         }

@@ -179,6 +179,9 @@ pub(crate) struct Program {
     /// The rule of each pattern of `threads`, in increasing order.
     thread_rules: Vec<usize>,
     literal: Option<literal::Program>,
+    /// Whether every rule is on the literal matcher and its fast paths
+    /// run: then token-sized feeds take `StreamState::feed_literals`.
+    literals_only: bool,
 }
 
 /// Index of each matcher in the stream's slots.
@@ -189,6 +192,11 @@ const LITERAL: usize = 1;
 /// makes the other scan again from the match's end what it scanned beyond
 /// it, so this bounds that waste per decided match.
 const PIECE: usize = 128;
+
+/// The longest chunk `StreamState::feed_literals` takes: token-sized
+/// feeds, whose per-feed cost it cuts. Longer chunks go the general way,
+/// where the prefilter skips text in place.
+const SMALL_FEED: usize = 32;
 
 impl Program {
     /// Compiles the rules' patterns. With `Config::literal_matcher` on, the
@@ -250,10 +258,12 @@ impl Program {
             })?;
             Some(p)
         };
+        let literals_only = threads.is_none() && literal.as_ref().is_some_and(|p| p.is_fast());
         Ok(Program {
             threads,
             thread_rules,
             literal,
+            literals_only,
         })
     }
 
@@ -377,6 +387,74 @@ impl StreamState {
         }
         self.tape.push(chunk);
         self.advance(prog, whole_chars, sink);
+    }
+
+    /// Feeds a token-sized chunk when every rule is a literal and the
+    /// literal matcher only follows its automaton (the usual state between
+    /// feeds): steps the chunk where it is and, when no literal matches in
+    /// it, releases everything before the literal prefix the automaton then
+    /// holds. The held bytes released go to the sink; the part of `chunk`
+    /// released is `chunk[..k]`, for the returned `k`, which the caller
+    /// emits itself after what the sink got (with `whole_chars`, `k` is a
+    /// character boundary). Only the rest of `chunk` is copied to the tape.
+    ///
+    /// Returns `None`, having done nothing, when this does not apply or a
+    /// literal matches in the chunk: the caller then feeds the chunk the
+    /// general way, which decides the match. With one matcher and nothing
+    /// decided there is nothing to merge, so this is the general path's
+    /// result at a fraction of its cost.
+    #[inline(always)]
+    pub(crate) fn feed_literals(
+        &mut self,
+        prog: &Program,
+        chunk: &[u8],
+        whole_chars: bool,
+        sink: &mut impl Sink,
+    ) -> Option<usize> {
+        let p = prog.literal.as_ref()?;
+        if !prog.literals_only
+            || chunk.is_empty()
+            || chunk.len() > SMALL_FEED
+            || self.suppress.is_some()
+            || self.decided[LITERAL].is_some()
+            || !self.literals.is_plain()
+            || self.literals.scanned() != self.tape.offset()
+        {
+            return None;
+        }
+        debug_assert!(!self.stopped && self.decided == [None, None]);
+        let state = self.literals.step_plain(p, chunk)?;
+        let offset = self.tape.offset();
+        let end = offset + chunk.len();
+        // The least live position: what the general path releases up to.
+        let safe = end - p.held_in(state);
+        debug_assert!(safe >= self.tape.emitted());
+        if whole_chars && safe < end {
+            let b = if safe >= offset {
+                chunk[safe - offset]
+            } else {
+                self.tape.at(safe)
+            };
+            if is_continuation(b) {
+                // A literal that starts inside a character (a regex's
+                // bytes): the general path moves the release point back.
+                return None;
+            }
+        }
+        self.literals.go_to(state, end);
+        if safe <= offset {
+            self.release(safe, sink);
+            self.tape.push(chunk);
+            self.tape.compact();
+            self.check_invariants(prog);
+            return Some(0);
+        }
+        let k = safe - offset;
+        self.release(offset, sink);
+        self.tape.append_released(&chunk[..k]);
+        self.tape.push(&chunk[k..]);
+        self.check_invariants(prog);
+        Some(k)
     }
 
     /// Feeds a part of the caller's input that more input follows in the
