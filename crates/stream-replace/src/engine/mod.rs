@@ -393,10 +393,10 @@ impl StreamState {
     /// literal matcher only follows its automaton (the usual state between
     /// feeds): steps the chunk where it is and, when no literal matches in
     /// it, releases everything before the literal prefix the automaton then
-    /// holds. The held bytes released go to the sink; the part of `chunk`
-    /// released is `chunk[..k]`, for the returned `k`, which the caller
-    /// emits itself after what the sink got (with `whole_chars`, `k` is a
-    /// character boundary). Only the rest of `chunk` is copied to the tape.
+    /// holds. Returns what that released, for the caller to emit in this
+    /// order: bytes the stream held before (on the tape), then
+    /// `chunk[..k]` (with `whole_chars`, `k` is a character boundary: no
+    /// literal starts inside a character).
     ///
     /// Returns `None`, having done nothing, when this does not apply or a
     /// literal matches in the chunk: the caller then feeds the chunk the
@@ -409,8 +409,7 @@ impl StreamState {
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-        sink: &mut impl Sink,
-    ) -> Option<usize> {
+    ) -> Option<(&[u8], usize)> {
         let p = prog.literal.as_ref()?;
         if !prog.literals_only
             || chunk.is_empty()
@@ -419,6 +418,9 @@ impl StreamState {
             || self.decided[LITERAL].is_some()
             || !self.literals.is_plain()
             || self.literals.scanned() != self.tape.offset()
+            // Where a literal starts inside a character (a regex's bytes),
+            // the general path moves the release point back to a boundary.
+            || (whole_chars && p.starts_in_char())
         {
             return None;
         }
@@ -429,32 +431,16 @@ impl StreamState {
         // The least live position: what the general path releases up to.
         let safe = end - p.held_in(state);
         debug_assert!(safe >= self.tape.emitted());
-        if whole_chars && safe < end {
-            let b = if safe >= offset {
-                chunk[safe - offset]
-            } else {
-                self.tape.at(safe)
-            };
-            if is_continuation(b) {
-                // A literal that starts inside a character (a regex's
-                // bytes): the general path moves the release point back.
-                return None;
-            }
-        }
         self.literals.go_to(state, end);
-        if safe <= offset {
-            self.release(safe, sink);
-            self.tape.push(chunk);
-            self.tape.compact();
-            self.check_invariants(prog);
-            return Some(0);
-        }
-        let k = safe - offset;
-        self.release(offset, sink);
-        self.tape.append_released(&chunk[..k]);
-        self.tape.push(&chunk[k..]);
+        // The whole chunk goes on the tape: a few bytes, and one copy of
+        // varying length mispredicts less than two. What the tape held
+        // before `safe` is released, for the caller to emit with the
+        // released part of the chunk.
+        self.tape.compact();
+        self.tape.push_copy(chunk);
         self.check_invariants(prog);
-        Some(k)
+        let held = self.tape.release_then_skip(safe.min(offset), safe);
+        Some((held, safe.saturating_sub(offset)))
     }
 
     /// Feeds a part of the caller's input that more input follows in the
