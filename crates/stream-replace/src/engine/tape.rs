@@ -111,9 +111,14 @@ impl Tape {
         extend_small(&mut self.buf, chunk);
     }
 
-    /// Appends a chunk of input with one copy.
+    /// Appends a chunk of input with one copy. A fresh tape first takes
+    /// room for what it keeps between compactions, so that a stream fed
+    /// tokens allocates once, not at each doubling.
     #[inline(always)]
     pub(crate) fn push_copy(&mut self, chunk: &[u8]) {
+        if self.buf.capacity() == 0 {
+            self.buf.reserve(2 * COMPACT_MIN);
+        }
         self.buf.extend_from_slice(chunk);
     }
 
