@@ -418,6 +418,33 @@ impl Replacer {
 
     #[inline(always)]
     fn feed_str_chunk(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        if self.feed_literals_str(chunk, out) {
+            // What the automaton holds is at most the longest literal, but
+            // the limit may be lower.
+            if self.stream.held() > self.max_held {
+                return self.held_limit_str(out);
+            }
+            return Ok(());
+        }
+        self.feed_str_general(chunk, out)
+    }
+
+    /// Applies the held-limit policy after the literal-only fast path.
+    #[cold]
+    #[inline(never)]
+    fn held_limit_str(&mut self, out: &mut String) -> Result<(), StreamError> {
+        self.with_string(out, |r, bytes| r.check_held(bytes, true))?;
+        if self.stream.is_stopped() {
+            return Err(self.fail_blocked());
+        }
+        Ok(())
+    }
+
+    /// `feed_str_chunk` the general way: text no match can touch is
+    /// scanned in place, the rest fed to the engine in segments. Kept out
+    /// of line, so that the fast path's callers stay small.
+    #[inline(never)]
+    fn feed_str_general(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
         let mut rest = chunk;
         let mut segment = SEGMENT;
         while !rest.is_empty() {
@@ -979,6 +1006,19 @@ impl Replacer {
     }
 
     fn feed_byte_chunk(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
+        if let Some((held, k)) = self
+            .stream
+            .feed_literals(&self.rules.inner.program, chunk, false)
+        {
+            extend_small(out, held);
+            extend_small(out, &chunk[..k]);
+            // As in `feed_str_chunk`.
+            self.check_held(out, false)?;
+            if self.stream.is_stopped() {
+                return Err(self.fail_blocked());
+            }
+            return Ok(());
+        }
         let mut rest = chunk;
         let mut segment = SEGMENT;
         while !rest.is_empty() {
@@ -1034,6 +1074,22 @@ impl Replacer {
         };
         self.stream
             .feed(&self.rules.inner.program, chunk, whole_chars, &mut sink);
+    }
+
+    /// The literal-only fast path of `feed_str_chunk` for a token-sized
+    /// chunk (`StreamState::feed_literals`): true when it took the chunk
+    /// and appended what that released to `out`.
+    #[inline(always)]
+    fn feed_literals_str(&mut self, chunk: &str, out: &mut String) -> bool {
+        let prog = &self.rules.inner.program;
+        let Some((held, k)) = self.stream.feed_literals(prog, chunk.as_bytes(), true) else {
+            return false;
+        };
+        // `held` is text the stream held before, UTF-8 unless byte feeds
+        // left a character cut.
+        push_text(out, held);
+        out.push_str(&chunk[..k]);
+        true
     }
 
     /// Feeds a segment of a `&str` chunk to the engine (after

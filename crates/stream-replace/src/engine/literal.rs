@@ -138,6 +138,11 @@ pub(crate) struct Program {
     /// end.
     bytes: Vec<u8>,
     ends: Vec<usize>,
+    /// The unanchored start state.
+    start: aho_corasick::automaton::StateID,
+    /// Whether a literal starts with a UTF-8 continuation byte (a regex's
+    /// bytes), so a held prefix may start inside a character.
+    starts_in_char: bool,
     /// Whether ASCII letters match either case.
     caseless: bool,
     /// Whether the fast paths (skipping idle text with the prefilter) run;
@@ -177,10 +182,20 @@ impl Program {
             None => Aut::Nfa(contiguous::NFA::builder().build_from_noncontiguous(&nnfa)?),
         };
         drop(nnfa);
-        let depth = Depths::new(match &aut {
+        // Both automata are built with unanchored starts.
+        let start = match &aut {
+            Aut::Dfa(a) => a.start_state(Anchored::No),
+            Aut::Nfa(a) => a.start_state(Anchored::No),
+        }
+        .unwrap_or_default();
+        let mut depth = match &aut {
             Aut::Dfa(a) => depths(a, literals),
             Aut::Nfa(a) => depths(a, literals),
-        });
+        };
+        // No literal's walk comes back to the start state; its entry, 0,
+        // lets `held_in` look any state up without a branch.
+        depth.entry(start.as_u32()).or_insert(0);
+        let depth = Depths::new(depth);
         let mut first = [0u64; 4];
         for l in literals {
             let mut set = |b: u8| first[(b >> 6) as usize] |= 1 << (b & 63);
@@ -205,6 +220,8 @@ impl Program {
             max_len,
             bytes,
             ends,
+            start,
+            starts_in_char: literals.iter().any(|l| l[0] & 0xC0 == 0x80),
             caseless: ascii_case_insensitive,
             fast,
         })
@@ -250,6 +267,17 @@ impl Program {
         AtStart::None(died)
     }
 
+    /// Whether a literal starts with a UTF-8 continuation byte.
+    #[inline(always)]
+    pub(crate) fn starts_in_char(&self) -> bool {
+        self.starts_in_char
+    }
+
+    /// Whether the fast paths run (see `Config::fast_paths`).
+    pub(crate) fn is_fast(&self) -> bool {
+        self.fast
+    }
+
     /// The lowest rule index of the literals.
     pub(crate) fn first_rule(&self) -> usize {
         self.rules.first().copied().unwrap_or(usize::MAX)
@@ -265,6 +293,15 @@ impl Program {
             }
             Depths::Sparse(map) => map.get(&sid.as_u32()).copied().unwrap_or(0),
         }
+    }
+
+    /// How many bytes before the end of the text stepped the earliest
+    /// literal that can still match starts, in `state` (`None` for the
+    /// start state).
+    #[inline(always)]
+    pub(crate) fn held_in(&self, state: Option<aho_corasick::automaton::StateID>) -> usize {
+        // The depth table gives the start state 0: no branch on `None`.
+        self.depth(state.unwrap_or(self.start))
     }
 
     /// The depth of a state other than the start state.
@@ -433,13 +470,9 @@ impl Literals {
         }
     }
 
+    #[inline(always)]
     fn start_state(prog: &Program) -> aho_corasick::automaton::StateID {
-        let s = match &prog.aut {
-            Aut::Dfa(a) => a.start_state(Anchored::No),
-            Aut::Nfa(a) => a.start_state(Anchored::No),
-        };
-        // Both automata are built with unanchored starts.
-        s.unwrap_or_default()
+        prog.start
     }
 
     fn run(&mut self, prog: &Program, tape: &Tape, eof: bool) -> Scan {
@@ -765,6 +798,64 @@ impl Literals {
                 if aut.is_start(sid) && pre {
                     i = prog.skip_idle(hay, i);
                 }
+            }
+        }
+        Some((!aut.is_start(sid)).then_some(sid))
+    }
+
+    /// Whether the matcher only follows the automaton: nothing recorded,
+    /// decided, focused on or excluded, so its state is the automaton's
+    /// state and its position.
+    #[inline(always)]
+    pub(crate) fn is_plain(&self) -> bool {
+        self.pending.is_none()
+            && self.decided.is_none()
+            && self.focus.is_none()
+            && self.exclude.is_none()
+    }
+
+    /// With the matcher plain (see `is_plain`) and the fast paths on, steps
+    /// `hay`, the bytes from its position on, where it is, without moving
+    /// the matcher: the state at the end of `hay` (`None` for the start
+    /// state) when no literal matches in it, for `go_to`. At the first
+    /// match, `None`: the tape's path records and decides it.
+    #[inline(always)]
+    pub(crate) fn step_plain(
+        &self,
+        prog: &Program,
+        hay: &[u8],
+    ) -> Option<Option<aho_corasick::automaton::StateID>> {
+        debug_assert!(self.is_plain() && prog.fast);
+        match &prog.aut {
+            Aut::Dfa(a) => Self::step_from(prog, a, self.state, hay),
+            Aut::Nfa(a) => Self::step_from(prog, a, self.state, hay),
+        }
+    }
+
+    /// Moves the plain matcher to `pos`, in `state` (from `step_plain`).
+    #[inline(always)]
+    pub(crate) fn go_to(&mut self, state: Option<aho_corasick::automaton::StateID>, pos: usize) {
+        debug_assert!(self.is_plain());
+        self.state = state;
+        self.pos = pos;
+    }
+
+    /// The loop of `step_plain`: the state after `hay` from `state`
+    /// (`None` for the start state), or `None` at the first match. It does
+    /// not skip bytes no literal begins with: on a few bytes that costs
+    /// more mispredicted branches than the automaton's steps it saves.
+    #[inline(always)]
+    fn step_from<A: Automaton>(
+        prog: &Program,
+        aut: &A,
+        state: Option<aho_corasick::automaton::StateID>,
+        hay: &[u8],
+    ) -> Option<Option<aho_corasick::automaton::StateID>> {
+        let mut sid = state.unwrap_or(prog.start);
+        for &b in hay {
+            sid = aut.next_state(Anchored::No, sid, b);
+            if aut.is_match(sid) || aut.is_dead(sid) {
+                return None;
             }
         }
         Some((!aut.is_start(sid)).then_some(sid))

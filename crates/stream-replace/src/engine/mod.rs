@@ -180,6 +180,9 @@ pub(crate) struct Program {
     /// The rule of each pattern of `threads`, in increasing order.
     thread_rules: Vec<usize>,
     literal: Option<literal::Program>,
+    /// Whether every rule is on the literal matcher and its fast paths
+    /// run: then token-sized feeds take `StreamState::feed_literals`.
+    literals_only: bool,
 }
 
 /// Index of each matcher in the stream's slots.
@@ -190,6 +193,11 @@ const LITERAL: usize = 1;
 /// makes the other scan again from the match's end what it scanned beyond
 /// it, so this bounds that waste per decided match.
 const PIECE: usize = 128;
+
+/// The longest chunk `StreamState::feed_literals` takes: token-sized
+/// feeds, whose per-feed cost it cuts. Longer chunks go the general way,
+/// where the prefilter skips text in place.
+const SMALL_FEED: usize = 32;
 
 impl Program {
     /// Compiles the rules' patterns. With `Config::literal_matcher` on, the
@@ -251,10 +259,12 @@ impl Program {
             })?;
             Some(p)
         };
+        let literals_only = threads.is_none() && literal.as_ref().is_some_and(|p| p.is_fast());
         Ok(Program {
             threads,
             thread_rules,
             literal,
+            literals_only,
         })
     }
 
@@ -378,6 +388,60 @@ impl StreamState {
         }
         self.tape.push(chunk);
         self.advance(prog, whole_chars, sink);
+    }
+
+    /// Feeds a token-sized chunk when every rule is a literal and the
+    /// literal matcher only follows its automaton (the usual state between
+    /// feeds): steps the chunk where it is and, when no literal matches in
+    /// it, releases everything before the literal prefix the automaton then
+    /// holds. Returns what that released, for the caller to emit in this
+    /// order: bytes the stream held before (on the tape), then
+    /// `chunk[..k]` (with `whole_chars`, `k` is a character boundary: no
+    /// literal starts inside a character).
+    ///
+    /// Returns `None`, having done nothing, when this does not apply or a
+    /// literal matches in the chunk: the caller then feeds the chunk the
+    /// general way, which decides the match. With one matcher and nothing
+    /// decided there is nothing to merge, so this is the general path's
+    /// result at a fraction of its cost.
+    #[inline(always)]
+    pub(crate) fn feed_literals(
+        &mut self,
+        prog: &Program,
+        chunk: &[u8],
+        whole_chars: bool,
+    ) -> Option<(&[u8], usize)> {
+        let p = prog.literal.as_ref()?;
+        if !prog.literals_only
+            || chunk.is_empty()
+            || chunk.len() > SMALL_FEED
+            || self.suppress.is_some()
+            || self.decided[LITERAL].is_some()
+            || !self.literals.is_plain()
+            || self.literals.scanned() != self.tape.offset()
+            // Where a literal starts inside a character (a regex's bytes),
+            // the general path moves the release point back to a boundary.
+            || (whole_chars && p.starts_in_char())
+        {
+            return None;
+        }
+        debug_assert!(!self.stopped && self.decided == [None, None]);
+        let state = self.literals.step_plain(p, chunk)?;
+        let offset = self.tape.offset();
+        let end = offset + chunk.len();
+        // The least live position: what the general path releases up to.
+        let safe = end - p.held_in(state);
+        debug_assert!(safe >= self.tape.emitted());
+        self.literals.go_to(state, end);
+        // The whole chunk goes on the tape: a few bytes, and one copy of
+        // varying length mispredicts less than two. What the tape held
+        // before `safe` is released, for the caller to emit with the
+        // released part of the chunk.
+        self.tape.compact();
+        self.tape.push_copy(chunk);
+        self.check_invariants(prog);
+        let held = self.tape.release_then_skip(safe.min(offset), safe);
+        Some((held, safe.saturating_sub(offset)))
     }
 
     /// Feeds a part of the caller's input that more input follows in the

@@ -111,6 +111,17 @@ impl Tape {
         extend_small(&mut self.buf, chunk);
     }
 
+    /// Appends a chunk of input with one copy. A fresh tape first takes
+    /// room for what it keeps between compactions, so that a stream fed
+    /// tokens allocates once, not at each doubling.
+    #[inline(always)]
+    pub(crate) fn push_copy(&mut self, chunk: &[u8]) {
+        if self.buf.capacity() == 0 {
+            self.buf.reserve(2 * COMPACT_MIN);
+        }
+        self.buf.extend_from_slice(chunk);
+    }
+
     /// Takes back the last `n` bytes pushed, none of them released.
     pub(crate) fn unpush(&mut self, n: usize) {
         debug_assert!(self.offset() - n >= self.emitted && n <= self.buf.len());
@@ -127,6 +138,17 @@ impl Tape {
         let from = self.emitted - self.base;
         self.emitted = upto;
         &self.buf[from..upto - self.base]
+    }
+
+    /// Marks everything before `skip` released and returns the bytes
+    /// before `upto` (at most `skip`) this released: the caller gives out
+    /// the bytes between `upto` and `skip` itself.
+    #[inline(always)]
+    pub(crate) fn release_then_skip(&mut self, upto: usize, skip: usize) -> &[u8] {
+        debug_assert!(upto <= skip && skip <= self.offset());
+        let from = self.emitted.min(upto);
+        self.emitted = self.emitted.max(skip);
+        &self.buf[from - self.base..upto - self.base]
     }
 
     /// Moves `emitted` to `p` without giving anything out (the bytes
@@ -148,8 +170,14 @@ impl Tape {
         } else {
             extend_small(&mut self.buf, bytes);
             let dead = self.buf.len().saturating_sub(CONTEXT);
-            self.buf.drain(..dead);
-            self.base += dead;
+            if dead > 0 {
+                // A copy of fixed size, cheaper than `drain`'s move.
+                let mut context = [0; CONTEXT];
+                context.copy_from_slice(&self.buf[dead..]);
+                self.buf.clear();
+                self.buf.extend_from_slice(&context);
+                self.base += dead;
+            }
         }
         self.emitted = end;
         end

@@ -1068,6 +1068,13 @@ proptest! {
         check_str(&rules, &text, &cuts)?;
     }
 
+    /// Sets of literals only on byte streams cut anywhere, inside
+    /// characters too, with invalid UTF-8.
+    #[test]
+    fn literal_sets_on_bytes_match_oracle(rules in literal_rules_strategy(), hay in literal_bytes_strategy(), cuts in cuts_strategy()) {
+        check_bytes(&rules, &hay, &cuts)?;
+    }
+
     /// Decided before released, and minimal hold-back, for literal sets:
     /// what is held is exactly what the automaton's depth says.
     #[test]
