@@ -762,6 +762,9 @@ pub(crate) struct Core<D: Dfa> {
     needles: Seen,
     /// Set while more input follows in the same call (see `set_lazy`).
     lazy: bool,
+    /// The last state of a stable DFA seen open at the end of a feed (an
+    /// email's local part goes on for a word): its memo lookup is skipped.
+    open: Option<D::Sid>,
 }
 
 impl<D: Dfa> Core<D> {
@@ -780,6 +783,7 @@ impl<D: Dfa> Core<D> {
             hint: 0,
             needles: Seen::default(),
             lazy: false,
+            open: None,
         }
     }
 
@@ -824,7 +828,14 @@ impl<D: Dfa> Core<D> {
         let Some(&t) = self.dfa_threads.first() else {
             return true;
         };
-        future_of(t.sid, D::clear_count(cache)) == Some(Future::Open)
+        if D::STABLE && self.open == Some(t.sid) {
+            return true;
+        }
+        let open = future_of(t.sid, D::clear_count(cache)) == Some(Future::Open);
+        if D::STABLE && open {
+            self.open = Some(t.sid);
+        }
+        open
     }
 
     fn clear_nfa_threads(&mut self) {
