@@ -548,15 +548,8 @@ fn word_boundaries_next_to_non_ascii_text() {
         "é12 12é 1١ ١1 +1 ١٢ +112 sk-éé sk-ab。 sk-abé",
         "١٢٣-٤٥ 12-34é55 。12。 é。12",
     ];
-    for rules in rule_sets {
-        let rules: Vec<Rule> = rules
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Rule {
-                pat: Pat::Regex(p.to_string()),
-                repl: Repl::Text(format!("<{i}>")),
-            })
-            .collect();
+    for pats in rule_sets {
+        let rules = numbered_rules(&pats.iter().map(|p| re(p)).collect::<Vec<_>>());
         for text in texts {
             check_str(&rules, text, &[0.25, 0.5, 0.75]).unwrap();
             check_bytes(&rules, text.as_bytes(), &[0.2, 0.4, 0.6, 0.8]).unwrap();
@@ -623,14 +616,7 @@ fn regressions() {
         .map(|(p, t)| (p.to_vec(), *t))
         .chain(long_cases);
     for (pats, text) in cases {
-        let rules: Vec<Rule> = pats
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Rule {
-                pat: Pat::Regex(p.to_string()),
-                repl: Repl::Text(format!("<{i}>")),
-            })
-            .collect();
+        let rules = numbered_rules(&pats.iter().map(|p| re(p)).collect::<Vec<_>>());
         let compiled = compile(&rules);
         let want = Oracle::new(&rules).replace(text.as_bytes());
         let points: Vec<usize> = (0..=text.len()).collect();
