@@ -7,9 +7,10 @@
 //! generation of the cache.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash};
 
 use super::dfa::Dfa;
+use super::IdHasher;
 
 /// What the future of a DFA state holds, whatever bytes come next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,27 +191,5 @@ impl<S: Copy + Eq + Hash> Futures<S> {
     fn remember(&mut self, sid: S, f: Future) {
         self.recent.rotate_right(1);
         self.recent[0] = (sid, f);
-    }
-}
-
-/// Hashes a `LazyStateID` (one `u32`) with one multiplication: the memo of
-/// futures is looked up at the end of every feed, where SipHash showed.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        // The low bits of the product, which pick the bucket, are weak.
-        self.0 ^ (self.0 >> 29)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }

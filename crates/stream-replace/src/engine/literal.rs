@@ -35,7 +35,7 @@
 //! after the excluded ones, each compared up to its first differing byte.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 use aho_corasick::automaton::{Automaton, Candidate, Prefilter};
 use aho_corasick::nfa::{contiguous, noncontiguous};
@@ -43,6 +43,7 @@ use aho_corasick::{dfa, Anchored, MatchKind, Span, StartKind};
 
 use super::matcher::{Decided, Matcher, Scan};
 use super::tape::Tape;
+use super::IdHasher;
 
 /// Patterns of at most this many bytes in all get the DFA (one transition
 /// table lookup per byte) if it fits `DFA_MAX_BYTES`; bigger sets get the
@@ -55,27 +56,6 @@ const IN_PLACE_HELD: usize = 64;
 
 /// The most memory the DFA may take.
 const DFA_MAX_BYTES: usize = 16 << 20;
-
-/// A multiplicative hash for state IDs (small integers, no adversary: they
-/// come from the automaton, not from the input).
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.0 = (u64::from(n) ^ 0xA076_1D64_78BD_642F).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
 
 /// Maps a state to its depth, with `HAS_CHILD` set when a longer literal
 /// goes on from it.

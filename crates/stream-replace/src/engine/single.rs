@@ -10,15 +10,11 @@
 //! alone (a match, a quit, two live threads) are marked to exit. Each
 //! transition is worked out once and then costs one table lookup.
 
-use regex_automata::util::start;
-use regex_automata::Anchored;
-
 use std::collections::HashMap;
 use std::hash::Hash;
 
 use super::dfa::Dfa;
-use super::is_continuation;
-use super::threads::{byte_kind, Prog};
+use super::threads::{byte_kind, MemoStart, Prog, LOOK_BEHINDS};
 
 /// Configurations a scratch's memo keeps before it starts over.
 const MAX_CONFIGS: usize = 64;
@@ -159,15 +155,8 @@ impl<S: Copy + Eq + Hash> Frozen<S> {
         for b in (0..=255u8).rev() {
             reps[prog.classes[b as usize] as usize] = b;
         }
-        let behind = [
-            None,
-            Some(b'\n'),
-            Some(b'\r'),
-            Some(b'a'),
-            Some(b' '),
-            Some(0xC3),
-        ];
-        debug_assert!(behind
+        let behind = LOOK_BEHINDS;
+        debug_assert!(LOOK_BEHINDS
             .iter()
             .enumerate()
             .all(|(k, lb)| prog.kind(*lb) as usize == k));
@@ -354,31 +343,19 @@ impl<S: Copy + Eq> Single<S> {
                 next = n;
             }
         }
-        if !is_continuation(b) && prog.may_start(lb, b) {
-            if prog.needs_start_lb(lb, b) {
+        match prog.memo_start(cache, clears, lb, b) {
+            MemoStart::No => {}
+            MemoStart::Thread(n0) if next == none => {
+                next = n0;
+                restart = true;
+            }
+            MemoStart::Thread(n0) if next == n0 => {}
+            MemoStart::Thread(_) | MemoStart::Exit => {
                 self.table[slot] = KNOWN | EXIT;
                 return Step::Entry(KNOWN | EXIT);
             }
-            let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
-            let Ok(s0) = dfa.start_state(cache, &cfg) else {
-                return Step::Entry(EXIT);
-            };
-            let Ok(n0) = dfa.next_state(cache, s0, b) else {
-                return Step::Entry(EXIT);
-            };
-            if D::clear_count(cache) != clears {
-                return Step::Stale;
-            }
-            if !dfa.is_dead(n0) {
-                if dfa.is_special(n0) || (next != none && next != n0) {
-                    self.table[slot] = KNOWN | EXIT;
-                    return Step::Entry(KNOWN | EXIT);
-                }
-                if next == none {
-                    next = n0;
-                    restart = true;
-                }
-            }
+            MemoStart::GaveUp => return Step::Entry(EXIT),
+            MemoStart::Stale => return Step::Stale,
         }
         let Some(to) = self.config(prog, next, byte_kind(b)) else {
             return Step::Entry(EXIT);

@@ -200,6 +200,32 @@ const FROZEN_FUTURES: usize = 1 << 16;
 /// `\n`, `\r`, ASCII word byte, other ASCII byte, non-ASCII byte.
 const KIND_TEXT: u8 = 0;
 
+/// See `Prog::memo_start`.
+pub(super) enum MemoStart<S> {
+    /// No thread starts there, or it dies on its first byte.
+    No,
+    /// A thread starts, in this state after its first byte.
+    Thread(S),
+    /// The general loop's business, whatever the cache: the thread is in
+    /// a match or quit state after its first byte, or its start state
+    /// depends on the character before (`Prog::start_lb`).
+    Exit,
+    /// The lazy DFA gave up: the general loop's business this time.
+    GaveUp,
+    /// The cache was cleared on the way.
+    Stale,
+}
+
+/// A look-behind of each kind, in the order of the kinds (`byte_kind`).
+pub(super) const LOOK_BEHINDS: [Option<u8>; 6] = [
+    None,
+    Some(b'\n'),
+    Some(b'\r'),
+    Some(b'a'),
+    Some(b' '),
+    Some(0xC3),
+];
+
 /// The look-behind kind of a byte.
 #[inline(always)]
 pub(super) fn byte_kind(b: u8) -> u8 {
@@ -354,14 +380,7 @@ impl<D: Dfa> Prog<D> {
         let mut futures = Futures::new(dfa.none());
         futures.get(dfa.none(), D::clear_count(&cache));
         let mut queue = Vec::new();
-        for lb in [
-            None,
-            Some(b'\n'),
-            Some(b'\r'),
-            Some(b'a'),
-            Some(b' '),
-            Some(0xC3),
-        ] {
+        for lb in LOOK_BEHINDS {
             let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
             if let Ok(sid) = dfa.start_state(&mut cache, &cfg) {
                 queue.push(sid);
@@ -555,6 +574,42 @@ impl<D: Dfa> Prog<D> {
         match (&self.word_lb, lb) {
             (Some(row), Some(x)) if !x.is_ascii() => row[(b >> 6) as usize] & (1 << (b & 63)) != 0,
             _ => false,
+        }
+    }
+
+    /// For the memos of the tight loops (`single`, `tuples`): what they
+    /// make of the thread the general loop would start at byte `b`, whose
+    /// look-behind is `lb`, with the cache at `clears` clears.
+    #[inline]
+    pub(super) fn memo_start(
+        &self,
+        cache: &mut D::Cache,
+        clears: usize,
+        lb: Option<u8>,
+        b: u8,
+    ) -> MemoStart<D::Sid> {
+        if is_continuation(b) || !self.may_start(lb, b) {
+            return MemoStart::No;
+        }
+        if self.needs_start_lb(lb, b) {
+            return MemoStart::Exit;
+        }
+        let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
+        let Ok(s0) = self.dfa.start_state(cache, &cfg) else {
+            return MemoStart::GaveUp;
+        };
+        let Ok(n0) = self.dfa.next_state(cache, s0, b) else {
+            return MemoStart::GaveUp;
+        };
+        if D::clear_count(cache) != clears {
+            return MemoStart::Stale;
+        }
+        if self.dfa.is_dead(n0) {
+            MemoStart::No
+        } else if self.dfa.is_special(n0) {
+            MemoStart::Exit
+        } else {
+            MemoStart::Thread(n0)
         }
     }
 

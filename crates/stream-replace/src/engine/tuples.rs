@@ -26,13 +26,10 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use regex_automata::util::start;
-use regex_automata::Anchored;
-
 use super::dfa::Dfa;
-use super::is_continuation;
 use super::tape::Tape;
-use super::threads::{byte_kind, Prog, Thread};
+use super::threads::{byte_kind, MemoStart, Prog, Thread};
+use super::IdHasher;
 
 /// An entry's low bits: the offset in `Tuples::table` of the next
 /// configuration's row.
@@ -81,27 +78,6 @@ const NEW_THREAD: u32 = u32::MAX;
 
 /// No configuration (the end of a hash chain).
 const NONE: u32 = u32::MAX;
-
-/// Hashes a configuration: one multiplication per state (a `u32` each).
-/// Entering the loop looks up the live threads' configuration, and a
-/// bounded repetition keeps dozens of them.
-struct Mix(u64);
-
-impl Hasher for Mix {
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.0 = (self.0.rotate_left(5) ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
 
 /// The index's keys are hashes already.
 #[derive(Default)]
@@ -212,7 +188,8 @@ impl<S: Copy + Eq + Hash> Tuples<S> {
                 return Some(c);
             }
         }
-        let mut h = Mix(u64::from(kind));
+        // One multiplication per state: a bounded repetition keeps dozens.
+        let mut h = IdHasher(u64::from(kind));
         for sid in sids {
             sid.hash(&mut h);
         }
@@ -450,30 +427,19 @@ impl<S: Copy + Eq + Hash> Tuples<S> {
                 kept.push((k as u32, next));
             }
         }
-        if !is_continuation(b) && prog.may_start(lb, b) {
-            if prog.needs_start_lb(lb, b) {
-                self.table[slot] = KNOWN | EXIT;
-                return Step::Entry(KNOWN | EXIT);
-            }
-            let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
-            let Ok(s0) = dfa.start_state(cache, &cfg) else {
-                return Step::Entry(KNOWN | EXIT);
-            };
-            let Ok(next) = dfa.next_state(cache, s0, b) else {
-                return Step::Entry(KNOWN | EXIT);
-            };
-            if D::clear_count(cache) != clears {
-                return Step::Stale;
-            }
-            if !dfa.is_dead(next) {
-                if dfa.is_special(next) {
-                    self.table[slot] = KNOWN | EXIT;
-                    return Step::Entry(KNOWN | EXIT);
-                }
+        match prog.memo_start(cache, clears, lb, b) {
+            MemoStart::No => {}
+            MemoStart::Thread(next) => {
                 if !kept.iter().any(|&(_, q)| q == next) {
                     kept.push((NEW_THREAD, next));
                 }
             }
+            MemoStart::Exit => {
+                self.table[slot] = KNOWN | EXIT;
+                return Step::Entry(KNOWN | EXIT);
+            }
+            MemoStart::GaveUp => return Step::Entry(KNOWN | EXIT),
+            MemoStart::Stale => return Step::Stale,
         }
         let mut sids = std::mem::take(&mut self.sids);
         sids.clear();
