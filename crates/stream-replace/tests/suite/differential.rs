@@ -193,6 +193,17 @@ pub(crate) fn compile_for(rules: &[Rule], engine: Engine) -> Rules {
 /// `cases` cases, unless `PROPTEST_CASES` asks for another number (for a
 /// longer search: `PROPTEST_CASES=5000 cargo test --release --test suite`).
 pub(crate) fn config(cases: u32) -> ProptestConfig {
+    config_saving_to(
+        cases,
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/suite/proptest-regressions/differential.txt"
+        ),
+    )
+}
+
+/// [`config`], with the failures saved to `regressions` (a path).
+pub(crate) fn config_saving_to(cases: u32, regressions: &'static str) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
@@ -200,10 +211,7 @@ pub(crate) fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
         max_shrink_iters: 2000,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/suite/proptest-regressions/differential.txt"
-        )))),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(regressions))),
         ..ProptestConfig::default()
     }
 }

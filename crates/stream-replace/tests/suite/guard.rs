@@ -12,14 +12,14 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
+use proptest::test_runner::Config as ProptestConfig;
 use regex_automata::{meta, Anchored, Input, PatternID};
 use stream_replace::{
     Action, Block, Config, DfaKind, EvaluateConfig, Pattern, Replacement, Replacer, Rule, Rules,
     StreamErrorKind, Trigger,
 };
 
-use crate::differential::{ATOMS, LITERALS, REGEXES};
+use crate::differential::{config_saving_to, ATOMS, LITERALS, REGEXES};
 use crate::run::{char_boundaries, chunks_at, Rng};
 
 /// How a test rule checks its matches.
@@ -380,19 +380,13 @@ fn text_strategy() -> impl Strategy<Value = String> {
 }
 
 fn config(cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(cases);
-    ProptestConfig {
+    config_saving_to(
         cases,
-        max_shrink_iters: 2000,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(concat!(
+        concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/suite/proptest-regressions/guard.txt"
-        )))),
-        ..ProptestConfig::default()
-    }
+        ),
+    )
 }
 
 /// A few random splits at character boundaries, the whole input and one
