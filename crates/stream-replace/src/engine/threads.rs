@@ -259,12 +259,11 @@ impl Program {
         );
         // The NFA of the rules as written: the exact fallback.
         let nfa = lazy.0.get_nfa().clone();
+        // Parsed once, for the rewrite (see `edges`) and the prefilter.
+        let hirs = regex_automata::util::syntax::parse_many(sources).ok();
         let mut check_after = Vec::new();
         if config.get_fast_paths() {
-            if let Some(rewritten) = regex_automata::util::syntax::parse_many(sources)
-                .ok()
-                .and_then(|hirs| edges::rewrite(&hirs))
-            {
+            if let Some(rewritten) = hirs.as_deref().and_then(edges::rewrite) {
                 // Built as the rules were, so it cannot fail where they
                 // built; if it does, the DFA keeps the rules as written.
                 let dfa = thompson::Compiler::new()
@@ -290,7 +289,7 @@ impl Program {
         // The tables are the same for both DFAs (one automaton); the lazy
         // one, already built, works them out.
         let rewritten = !check_after.is_empty();
-        let mut prog = Prog::new(lazy, nfa, sources, config);
+        let mut prog = Prog::new(lazy, nfa, sources, hirs.as_deref(), config);
         if rewritten {
             prog.quits = dfa_nfa.look_set_any().contains_word_unicode();
             prog.check_after = check_after.into_boxed_slice();
@@ -319,7 +318,15 @@ impl Program {
 }
 
 impl<D: Dfa> Prog<D> {
-    fn new(dfa: D, nfa: NFA, sources: &[String], config: &Config) -> Prog<D> {
+    /// The program over `dfa`; `hirs` are the rules parsed, for the
+    /// prefilter.
+    fn new(
+        dfa: D,
+        nfa: NFA,
+        sources: &[String],
+        hirs: Option<&[regex_syntax::hir::Hir]>,
+        config: &Config,
+    ) -> Prog<D> {
         let mut cache = dfa.create_cache();
         let mut may_start = Box::new([[0u64; 4]; 257]);
         for (lb, row) in may_start.iter_mut().enumerate() {
@@ -328,9 +335,8 @@ impl<D: Dfa> Prog<D> {
         let first = nfa::first_bytes(&nfa);
         let quits = nfa.look_set_any().contains_word_unicode();
         let never = sources.is_empty() || may_start.iter().all(|r| *r == [0; 4]);
-        let prefilter = regex_automata::util::syntax::parse_many(sources)
-            .ok()
-            .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, &hirs))
+        let prefilter = hirs
+            .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, hirs))
             .filter(|p| p.max_needle_len() > 0);
         let gate = match prefilter {
             None if config.get_fast_paths() => Gate::new(sources),
