@@ -387,8 +387,10 @@ impl Config {
     }
 
     /// Turns the engine's fast paths off (or on again), for testing only:
-    /// every byte then goes through the general thread loop, which must
-    /// give the same output (matches may be released one byte later). The
+    /// every byte then goes through the general thread loop, and the DFA
+    /// steps every rule as written (no `\b` rewritten as a one-byte half
+    /// boundary), which must give the same output (matches may be
+    /// released one byte later). The
     /// differential tests and the fuzz targets run both ways, so a bug in a
     /// fast path cannot hide behind the general path, nor the other way
     /// round. Not part of the stable API.
