@@ -18,9 +18,9 @@
 //!   `Prog::start_lb`; no rule may then use an ASCII word assertion, which
 //!   that would fool);
 //! - after the match, the engine checks each match the DFA decides of such
-//!   a rule (`needs_check`): when the byte after it is non-ASCII (or not
-//!   there yet), the match is worked out again by the NFA of the rules as
-//!   written, from its start. There, the DFA accepts a superset of the
+//!   a rule (`Rewritten::check_after`, `Prog::unsure`): when the byte
+//!   after it is non-ASCII (or not there yet), the match is worked out
+//!   again by the NFA of the rules as written, from its start. There, the DFA accepts a superset of the
 //!   rule's matches, and the leftmost-first match of a superset, when it is
 //!   a match of the rule, is the rule's leftmost-first match; none of the
 //!   rules starts earlier.
