@@ -448,6 +448,16 @@ impl Replacer {
         let mut rest = chunk;
         let mut segment = SEGMENT;
         while !rest.is_empty() {
+            // Every rule a literal: the matches this part of the input
+            // decides alone are decided where they are.
+            let done = self.literals_in_place_str(rest, out);
+            if self.stream.is_stopped() {
+                return Err(self.fail_blocked());
+            }
+            rest = &rest[done..];
+            if rest.is_empty() {
+                return Ok(());
+            }
             if self.stream.is_idle(&self.rules.inner.program) {
                 // Text that no match can touch goes straight from `chunk`
                 // to `out`, with no copy into the stream and no UTF-8 check
@@ -1022,6 +1032,12 @@ impl Replacer {
         let mut rest = chunk;
         let mut segment = SEGMENT;
         while !rest.is_empty() {
+            // As in `feed_str_general`.
+            let done = self.literals_in_place_bytes(rest, out);
+            if self.stream.is_stopped() {
+                return Err(self.fail_blocked());
+            }
+            rest = &rest[done..];
             let q = self.stream.idle_prefix(&self.rules.inner.program, rest);
             out.extend_from_slice(&rest[..q]);
             let busy = &rest[q..];
@@ -1074,6 +1090,92 @@ impl Replacer {
         };
         self.stream
             .feed(&self.rules.inner.program, chunk, whole_chars, &mut sink);
+    }
+
+    /// Scans `chunk` where it is while the stream is idle and every rule
+    /// is a literal (`StreamState::literal_in_place`): appends to `out`
+    /// the text before each match the chunk decides alone and the match's
+    /// output, and the text after the last one that no match can touch.
+    /// Returns how much of `chunk` it took: the stream is then idle there,
+    /// or at a rejected match's start (scanning again from it), or
+    /// stopped. Returns 0 when this does not apply.
+    fn literals_in_place_str(&mut self, chunk: &str, out: &mut String) -> usize {
+        let prog = &self.rules.inner.program;
+        let hay = chunk.as_bytes();
+        let mut from = 0;
+        loop {
+            let found = match self.stream.literal_in_place(prog, hay, from, true) {
+                None => return from,
+                Some(found) => found,
+            };
+            let (at, m) = match found {
+                Ok(m) => (m.1, Some(m)),
+                Err(t) => (t, None),
+            };
+            // Character boundaries, unless a literal (a regex's bytes)
+            // ends inside a character: the general path takes that.
+            let Some(text) = chunk.get(from..at) else {
+                return from;
+            };
+            let Some((rule, start, end)) = m else {
+                out.push_str(text);
+                self.stream.release_in_place(text.as_bytes());
+                return at;
+            };
+            if !chunk.is_char_boundary(end) {
+                return from;
+            }
+            out.push_str(text);
+            let mut sink = StrOut {
+                rules: &self.rules,
+                state: &mut self.state,
+                guard: &mut self.guard,
+                out: &mut *out,
+                scratch: &mut self.text_out,
+            };
+            let prog = &self.rules.inner.program;
+            match self
+                .stream
+                .decide_in_place(prog, hay, from, (rule, start, end), &mut sink)
+            {
+                Verdict::Accept => from = end,
+                Verdict::Reject | Verdict::Stop => return start,
+            }
+        }
+    }
+
+    /// `literals_in_place_str` for a byte chunk.
+    fn literals_in_place_bytes(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> usize {
+        let mut from = 0;
+        loop {
+            let prog = &self.rules.inner.program;
+            let found = match self.stream.literal_in_place(prog, chunk, from, false) {
+                None => return from,
+                Some(found) => found,
+            };
+            let (rule, start, end) = match found {
+                Ok(m) => m,
+                Err(t) => {
+                    out.extend_from_slice(&chunk[from..t]);
+                    self.stream.release_in_place(&chunk[from..t]);
+                    return t;
+                }
+            };
+            out.extend_from_slice(&chunk[from..start]);
+            let mut sink = Out {
+                rules: &self.rules,
+                state: &mut self.state,
+                guard: &mut self.guard,
+                out: &mut *out,
+            };
+            match self
+                .stream
+                .decide_in_place(prog, chunk, from, (rule, start, end), &mut sink)
+            {
+                Verdict::Accept => from = end,
+                Verdict::Reject | Verdict::Stop => return start,
+            }
+        }
     }
 
     /// The literal-only fast path of `feed_str_chunk` for a token-sized

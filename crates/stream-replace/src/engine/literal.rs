@@ -247,6 +247,45 @@ impl Program {
         AtStart::None(died)
     }
 
+    /// Searches `hay[from..]` where it is, leftmost-first from the start
+    /// state, for a match that `hay` alone decides: `Ok((rule, start,
+    /// end))`, the first match in the whole input from `from` on, when
+    /// every literal that could start at or before its start fits in
+    /// `hay` (a longer literal cut by the end of `hay` could otherwise
+    /// start before it, or win at its start). Otherwise `Err(t)`: no match
+    /// starts in `hay[from..t]`, where `t` is the first position a literal
+    /// cut by the end of `hay` could start at (or `from`).
+    pub(crate) fn find_in_place(
+        &self,
+        hay: &[u8],
+        from: usize,
+    ) -> Result<(usize, usize, usize), usize> {
+        // Every literal starting before `visible` ends within `hay`.
+        let visible = (hay.len() + 1).saturating_sub(self.max_len);
+        if visible <= from {
+            return Err(from);
+        }
+        let input = aho_corasick::Input::new(hay).span(from..hay.len());
+        let found = match &self.aut {
+            Aut::Dfa(a) => a.try_find(&input),
+            Aut::Nfa(a) => a.try_find(&input),
+        };
+        // An unanchored leftmost search of an automaton built with an
+        // unanchored start does not fail; stay exact if it ever did, by
+        // deciding nothing here.
+        let Ok(found) = found else {
+            return Err(from);
+        };
+        match found {
+            // Any match starting before it ends within `hay`, where the
+            // search saw it; so does every literal starting there.
+            Some(m) if m.start() < visible => {
+                Ok((self.rules[m.pattern().as_usize()], m.start(), m.end()))
+            }
+            _ => Err(visible),
+        }
+    }
+
     /// Whether a literal starts with a UTF-8 continuation byte.
     #[inline(always)]
     pub(crate) fn starts_in_char(&self) -> bool {

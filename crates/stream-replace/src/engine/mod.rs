@@ -469,6 +469,87 @@ impl StreamState {
         Some((held, safe.saturating_sub(offset)))
     }
 
+    /// With the stream idle (`is_idle`), every rule a literal and no
+    /// held-limit policy dropping text: searches `hay[from..]`, the next
+    /// input, where it is (`hay[from]` is at the end of the tape) for the
+    /// first match that `hay` alone decides. `Some(Ok((rule, start, end)))`
+    /// for one, for `decide_in_place`; `Some(Err(t))` when there is none,
+    /// and no match starts in `hay[from..t]`, which the caller releases
+    /// with `release_in_place` (with `whole_chars`, `t` is a character
+    /// boundary); `None` when this does not apply.
+    ///
+    /// This is what the literal matcher decides over the tape, without
+    /// copying the text onto it: a chunk of many matches goes from the
+    /// caller's input to its output in one pass.
+    #[inline]
+    pub(crate) fn literal_in_place(
+        &self,
+        prog: &Program,
+        hay: &[u8],
+        from: usize,
+        whole_chars: bool,
+    ) -> Option<Result<(usize, usize, usize), usize>> {
+        let p = prog.literal.as_ref()?;
+        if !prog.literals_only
+            || self.suppress.is_some()
+            // A literal starting inside a character could make the free
+            // part end inside one.
+            || (whole_chars && p.starts_in_char())
+            || !self.is_idle(prog)
+        {
+            return None;
+        }
+        Some(p.find_in_place(hay, from).map_err(|mut t| {
+            // No literal starts inside a character: moving back to a
+            // boundary only releases less.
+            while whole_chars && t > from && t < hay.len() && is_continuation(hay[t]) {
+                t -= 1;
+            }
+            t
+        }))
+    }
+
+    /// Records `bytes`, the next input, as received and released: the
+    /// part of the input before `t` from `literal_in_place`, which the
+    /// caller emitted itself.
+    pub(crate) fn release_in_place(&mut self, bytes: &[u8]) {
+        debug_assert!(self.literals.is_idle() && self.threads.is_none());
+        let end = self.tape.append_released(bytes);
+        self.literals.skip_to(end);
+    }
+
+    /// Decides a match of `rule` over `hay[start..end]` found by
+    /// `literal_in_place` from `from`: records `hay[from..start]` (which
+    /// the caller emitted) as released and gives the match to the sink, as
+    /// `decide` does. On [`Verdict::Accept`] the stream is idle at `end`;
+    /// on [`Verdict::Reject`] it is at `start`, where the literal matcher
+    /// scans again with the rules up to `rule` excluded, so the caller
+    /// feeds `hay[start..]` the general way; on [`Verdict::Stop`] it is
+    /// stopped.
+    pub(crate) fn decide_in_place(
+        &mut self,
+        prog: &Program,
+        hay: &[u8],
+        from: usize,
+        (rule, start, end): (usize, usize, usize),
+        sink: &mut impl Sink,
+    ) -> Verdict {
+        debug_assert!(from <= start && start < end && end <= hay.len());
+        self.release_in_place(&hay[from..start]);
+        let base = self.tape.offset() - start;
+        let verdict = sink.matched(hay, base, rule, start, end);
+        match verdict {
+            Verdict::Accept => {
+                self.release_in_place(&hay[start..end]);
+                self.tape.set_last_end(Some(base + end));
+            }
+            Verdict::Reject => self.exclude_all(prog, base + start, rule),
+            Verdict::Stop => self.stopped = true,
+        }
+        self.check_invariants(prog);
+        verdict
+    }
+
     /// Feeds a part of the caller's input that more input follows in the
     /// same call, and hands back what it did not take: the hold-back need
     /// not be minimal after this part, so where nothing is alive and the

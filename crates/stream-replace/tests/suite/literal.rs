@@ -73,6 +73,21 @@ fn longer_literal_cut_by_a_feed_wins() {
     check(&["l:bc", "l:abcd"], &["xab", "ce"]);
 }
 
+/// A chunk of many matches, each decided where it is in the chunk, with
+/// literals overlapping in every way: a later-listed one starting earlier,
+/// one inside another, and a longer one cut by the end of the chunk that
+/// must win over a shorter one the chunk holds whole.
+#[test]
+fn long_chunk_of_matches_decided_in_place() {
+    let pats = ["l:password", "l:ass", "l:word", "l:swo", "l:密码"];
+    check(
+        &pats,
+        &["a pass, a password, swords, 密码 and a passwo", "rds; pass"],
+    );
+    check(&pats, &["words swords passwords 密", "码 pas", "s"]);
+    check(&pats, &["x".repeat(40).as_str(), " passwor", "d ass"]);
+}
+
 /// A literal whose match a regex rule could still extend or beat: the
 /// SSN shape of the same bug.
 #[test]
