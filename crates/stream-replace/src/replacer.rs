@@ -426,10 +426,29 @@ impl Replacer {
             }
             return Ok(());
         }
+        if chunk.len() <= SMALL_STR {
+            return self.feed_str_small(chunk, out);
+        }
         self.feed_str_general(chunk, out)
     }
 
-    /// Applies the held-limit policy after the literal-only fast path.
+    /// `feed_str_chunk` for a token-sized chunk: one segment, fed to the
+    /// engine whole. Scanning it in place first would save a copy of a few
+    /// bytes at the price of more work per feed than the copy; the engine
+    /// releases the same text (everything before the earliest live start).
+    #[inline(never)]
+    fn feed_str_small(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        self.feed_str(chunk, false, out);
+        if self.stream.is_stopped() {
+            return Err(self.fail_blocked());
+        }
+        if self.stream.held() > self.max_held {
+            return self.held_limit_str(out);
+        }
+        Ok(())
+    }
+
+    /// Applies the held-limit policy after a fast path.
     #[cold]
     #[inline(never)]
     fn held_limit_str(&mut self, out: &mut String) -> Result<(), StreamError> {
@@ -1251,6 +1270,11 @@ fn is_delimiter(b: u8) -> bool {
 
 /// Output of at most this many ASCII bytes is appended char by char.
 const SHORT: usize = 16;
+
+/// The longest `&str` chunk fed to the engine whole, without the in-place
+/// scan of `feed_str_general`: token-sized feeds, whose per-feed cost that
+/// scan would raise.
+const SMALL_STR: usize = 16;
 
 /// The first segment of input fed to the engine where a match may start;
 /// segments double while the stream stays busy, so the per-segment cost is
