@@ -229,14 +229,26 @@ pub(super) const LOOK_BEHINDS: [Option<u8>; 6] = [
 /// The look-behind kind of a byte.
 #[inline(always)]
 pub(super) fn byte_kind(b: u8) -> u8 {
-    match b {
-        b'\n' => 1,
-        b'\r' => 2,
-        b'0'..=b'9' | b'A'..=b'Z' | b'a'..=b'z' | b'_' => 3,
-        0..=0x7F => 4,
-        _ => 5,
-    }
+    // One load, where the one-thread loop enters on every small feed.
+    BYTE_KINDS[b as usize]
 }
+
+/// `byte_kind` of every byte.
+const BYTE_KINDS: [u8; 256] = {
+    let mut kinds = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        kinds[b] = match b as u8 {
+            b'\n' => 1,
+            b'\r' => 2,
+            b'0'..=b'9' | b'A'..=b'Z' | b'a'..=b'z' | b'_' => 3,
+            0..=0x7F => 4,
+            _ => 5,
+        };
+        b += 1;
+    }
+    kinds
+};
 
 impl Program {
     /// Builds the NFA and the lazy DFA over it and, as `config` asks, a
