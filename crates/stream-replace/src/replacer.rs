@@ -426,16 +426,25 @@ impl Replacer {
             }
             return Ok(());
         }
-        if chunk.len() <= SMALL_STR {
-            return self.feed_str_small(chunk, out);
-        }
-        self.feed_str_general(chunk, out)
+        self.feed_str_engine(chunk, out)
     }
 
-    /// `feed_str_chunk` for a token-sized chunk: one segment, fed to the
-    /// engine whole. Scanning it in place first would save a copy of a few
-    /// bytes at the price of more work per feed than the copy; the engine
-    /// releases the same text (everything before the earliest live start).
+    /// `feed_str_chunk` past the literal-only fast path. A token-sized
+    /// chunk is one segment, fed to the engine whole: scanning it in place
+    /// first would save a copy of a few bytes at the price of more work per
+    /// feed than the copy, and the engine releases the same text
+    /// (everything before the earliest live start). Out of line, like
+    /// `feed_str_general`, so that the fast path's callers stay small.
+    #[inline(never)]
+    fn feed_str_engine(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        if chunk.len() > SMALL_STR {
+            return self.feed_str_general(chunk, out);
+        }
+        self.feed_str_small(chunk, out)
+    }
+
+    /// `feed_str_engine` for a token-sized chunk. Out of line, so that the
+    /// way to `feed_str_general` needs no stack frame.
     #[inline(never)]
     fn feed_str_small(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
         self.feed_str(chunk, false, out);
