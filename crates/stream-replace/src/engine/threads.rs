@@ -1581,6 +1581,7 @@ impl<D: Dfa> Core<D> {
         Ok(())
     }
 
+    #[inline(never)]
     fn eoi_dfa(&mut self, prog: &Prog<D>, s: &mut Scratch<D>, tape: &Tape) -> Result<(), Fallback> {
         let dfa = &prog.dfa;
         let p = self.pos;
@@ -1630,6 +1631,7 @@ impl<D: Dfa> Core<D> {
 
     /// Runs the NFA, until it hands back to the DFA, stops at the end of
     /// what it may step, or decides.
+    #[inline(never)]
     fn run_nfa(&mut self, prog: &Prog<D>, s: &mut Scratch<D>, tape: &Tape, eof: bool) -> Nfa {
         let nfa = prog.nfa();
         let Mode::Nfa { until } = self.mode else {
@@ -1762,6 +1764,7 @@ impl<D: Dfa> Core<D> {
         starts
     }
 
+    #[inline(never)]
     fn eoi_nfa(&mut self, prog: &Prog<D>, s: &mut Scratch<D>, tape: &Tape) {
         let nfa = prog.nfa();
         let p = self.pos;
