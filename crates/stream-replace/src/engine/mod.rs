@@ -548,13 +548,7 @@ impl StreamState {
             return;
         }
         if self.suppress.is_some() {
-            // Drop what is scanned, except after a recorded match, which
-            // the candidate may not extend (the text after it is then
-            // scanned again).
-            let upto = self.suppressed_upto(prog);
-            self.release(upto, sink);
-            self.tape.compact();
-            self.check_invariants(prog);
+            self.advance_suppressed(prog, sink);
             return;
         }
         let mut safe = self.earliest_live(prog);
@@ -562,6 +556,19 @@ impl StreamState {
             safe = self.tape.boundary_before(safe);
         }
         self.release(safe, sink);
+        self.tape.compact();
+        self.check_invariants(prog);
+    }
+
+    /// The end of `advance` under a suppression: drops what is scanned,
+    /// except after a recorded match, which the candidate may not extend
+    /// (the text after it is then scanned again). Out of line: rare, and
+    /// the common feed's code stays small.
+    #[cold]
+    #[inline(never)]
+    fn advance_suppressed(&mut self, prog: &Program, sink: &mut impl Sink) {
+        let upto = self.suppressed_upto(prog);
+        self.release(upto, sink);
         self.tape.compact();
         self.check_invariants(prog);
     }
