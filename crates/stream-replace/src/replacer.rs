@@ -447,7 +447,16 @@ impl Replacer {
     /// way to `feed_str_general` needs no stack frame.
     #[inline(never)]
     fn feed_str_small(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        self.feed_str(chunk, false, out);
+        let mut sink = StrOut {
+            rules: &self.rules,
+            state: &mut self.state,
+            guard: &mut self.guard,
+            out,
+            scratch: &mut self.text_out,
+        };
+        // At most `SMALL_STR` bytes: one piece.
+        self.stream
+            .feed_piece(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink);
         if self.stream.is_stopped() {
             return Err(self.fail_blocked());
         }

@@ -411,6 +411,23 @@ impl StreamState {
             }
             return;
         }
+        self.feed_piece(prog, chunk, whole_chars, sink);
+    }
+
+    /// `feed` for a chunk of at most `PIECE` bytes, which both matchers
+    /// take at once: the common small feed, without the loop over pieces.
+    #[inline(always)]
+    pub(crate) fn feed_piece(
+        &mut self,
+        prog: &Program,
+        chunk: &[u8],
+        whole_chars: bool,
+        sink: &mut impl Sink,
+    ) {
+        debug_assert!(!self.stopped);
+        if chunk.is_empty() {
+            return;
+        }
         self.tape.push(chunk);
         self.advance(prog, whole_chars, sink);
     }
