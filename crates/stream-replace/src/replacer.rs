@@ -426,10 +426,47 @@ impl Replacer {
             }
             return Ok(());
         }
-        self.feed_str_general(chunk, out)
+        self.feed_str_engine(chunk, out)
     }
 
-    /// Applies the held-limit policy after the literal-only fast path.
+    /// `feed_str_chunk` past the literal-only fast path. A token-sized
+    /// chunk is one segment, fed to the engine whole: scanning it in place
+    /// first would save a copy of a few bytes at the price of more work per
+    /// feed than the copy, and the engine releases the same text
+    /// (everything before the earliest live start). Out of line, like
+    /// `feed_str_general`, so that the fast path's callers stay small.
+    #[inline(never)]
+    fn feed_str_engine(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        if chunk.len() > SMALL_STR {
+            return self.feed_str_general(chunk, out);
+        }
+        self.feed_str_small(chunk, out)
+    }
+
+    /// `feed_str_engine` for a token-sized chunk. Out of line, so that the
+    /// way to `feed_str_general` needs no stack frame.
+    #[inline(never)]
+    fn feed_str_small(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        let mut sink = StrOut {
+            rules: &self.rules,
+            state: &mut self.state,
+            guard: &mut self.guard,
+            out,
+            scratch: &mut self.text_out,
+        };
+        // At most `SMALL_STR` bytes: one piece.
+        self.stream
+            .feed_piece(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink);
+        if self.stream.is_stopped() {
+            return Err(self.fail_blocked());
+        }
+        if self.stream.held() > self.max_held {
+            return self.held_limit_str(out);
+        }
+        Ok(())
+    }
+
+    /// Applies the held-limit policy after a fast path.
     #[cold]
     #[inline(never)]
     fn held_limit_str(&mut self, out: &mut String) -> Result<(), StreamError> {
@@ -1353,6 +1390,11 @@ fn is_delimiter(b: u8) -> bool {
 
 /// Output of at most this many ASCII bytes is appended char by char.
 const SHORT: usize = 16;
+
+/// The longest `&str` chunk fed to the engine whole, without the in-place
+/// scan of `feed_str_general`: token-sized feeds, whose per-feed cost that
+/// scan would raise.
+const SMALL_STR: usize = 16;
 
 /// The first segment of input fed to the engine where a match may start;
 /// segments double while the stream stays busy, so the per-segment cost is

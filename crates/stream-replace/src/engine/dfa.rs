@@ -61,6 +61,10 @@ pub(crate) trait Dfa: Debug + Send + Sync + 'static {
     ) -> Result<Self::Sid, GaveUp>;
     /// A state that is never a real state: "no thread".
     fn none(&self) -> Self::Sid;
+    /// The index of a state in the DFA's table, for a DFA whose state ids
+    /// are stable (`None` for the others): a table indexed by it stands in
+    /// for a map keyed by state.
+    fn index(&self, sid: Self::Sid) -> Option<usize>;
     /// Whether `sid` is one of the states below (or unknown): the check on
     /// the hot path, before the exact ones.
     fn is_special(&self, sid: Self::Sid) -> bool;
@@ -124,6 +128,11 @@ impl Dfa for Lazy {
         // Index 0 of the transition table is the unknown state, whose id is
         // always tagged and never a thread's.
         hybrid::LazyStateID::default()
+    }
+
+    #[inline(always)]
+    fn index(&self, _: Self::Sid) -> Option<usize> {
+        None
     }
 
     #[inline(always)]
@@ -224,6 +233,12 @@ impl Dfa for Dense {
     fn none(&self) -> Self::Sid {
         // State ids are multiples of the stride, far below this.
         StateID::MAX
+    }
+
+    #[inline(always)]
+    fn index(&self, sid: Self::Sid) -> Option<usize> {
+        // Ids are premultiplied by the stride.
+        Some(sid.as_usize() >> self.0.stride2())
     }
 
     #[inline(always)]

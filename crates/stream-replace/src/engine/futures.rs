@@ -181,6 +181,11 @@ impl<S: Copy + Eq + Hash> Futures<S> {
         self.map.len()
     }
 
+    /// Every future it holds.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&S, &Future)> {
+        self.map.iter()
+    }
+
     /// Memoises the future of `sid`, for the clear count last given to
     /// `get`.
     pub(super) fn insert(&mut self, sid: S, f: Future) {

@@ -411,6 +411,23 @@ impl StreamState {
             }
             return;
         }
+        self.feed_piece(prog, chunk, whole_chars, sink);
+    }
+
+    /// `feed` for a chunk of at most `PIECE` bytes, which both matchers
+    /// take at once: the common small feed, without the loop over pieces.
+    #[inline(always)]
+    pub(crate) fn feed_piece(
+        &mut self,
+        prog: &Program,
+        chunk: &[u8],
+        whole_chars: bool,
+        sink: &mut impl Sink,
+    ) {
+        debug_assert!(!self.stopped);
+        if chunk.is_empty() {
+            return;
+        }
         self.tape.push(chunk);
         self.advance(prog, whole_chars, sink);
     }
@@ -629,13 +646,7 @@ impl StreamState {
             return;
         }
         if self.suppress.is_some() {
-            // Drop what is scanned, except after a recorded match, which
-            // the candidate may not extend (the text after it is then
-            // scanned again).
-            let upto = self.suppressed_upto(prog);
-            self.release(upto, sink);
-            self.tape.compact();
-            self.check_invariants(prog);
+            self.advance_suppressed(prog, sink);
             return;
         }
         let mut safe = self.earliest_live(prog);
@@ -643,6 +654,19 @@ impl StreamState {
             safe = self.tape.boundary_before(safe);
         }
         self.release(safe, sink);
+        self.tape.compact();
+        self.check_invariants(prog);
+    }
+
+    /// The end of `advance` under a suppression: drops what is scanned,
+    /// except after a recorded match, which the candidate may not extend
+    /// (the text after it is then scanned again). Out of line: rare, and
+    /// the common feed's code stays small.
+    #[cold]
+    #[inline(never)]
+    fn advance_suppressed(&mut self, prog: &Program, sink: &mut impl Sink) {
+        let upto = self.suppressed_upto(prog);
+        self.release(upto, sink);
         self.tape.compact();
         self.check_invariants(prog);
     }

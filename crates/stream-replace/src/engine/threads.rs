@@ -180,8 +180,8 @@ pub(crate) struct Prog<D: Dfa> {
     /// tests can check each fast path against it.
     fast: bool,
     /// For a DFA without a cache (the dense one): the one-thread loop's
-    /// memo and the futures of the DFA's states, worked out when the rules
-    /// are built, so that a feed the tight loops step whole borrows no
+    /// memo and which of the DFA's states have an open future, worked out
+    /// when the rules are built, so that a feed the tight loops step whole borrows no
     /// scratch space.
     frozen: Option<Box<FrozenMemos<D::Sid>>>,
 }
@@ -190,7 +190,22 @@ pub(crate) struct Prog<D: Dfa> {
 #[derive(Debug)]
 struct FrozenMemos<S> {
     single: single::Frozen<S>,
-    futures: Futures<S>,
+    /// One bit per state, by `Dfa::index`: whether its future is known to
+    /// be `Future::Open`, the one answer the quick path acts on (a bit
+    /// test where it looks at the end of nearly every small feed).
+    open: Box<[u64]>,
+}
+
+impl<S> FrozenMemos<S> {
+    /// Whether the future of the state at `index` is known to be open.
+    #[inline(always)]
+    fn is_open(&self, index: Option<usize>) -> bool {
+        index.is_some_and(|i| {
+            self.open
+                .get(i / 64)
+                .is_some_and(|w| w & (1 << (i % 64)) != 0)
+        })
+    }
 }
 
 /// The most DFA states whose futures are worked out for a frozen memo.
@@ -229,14 +244,26 @@ pub(super) const LOOK_BEHINDS: [Option<u8>; 6] = [
 /// The look-behind kind of a byte.
 #[inline(always)]
 pub(super) fn byte_kind(b: u8) -> u8 {
-    match b {
-        b'\n' => 1,
-        b'\r' => 2,
-        b'0'..=b'9' | b'A'..=b'Z' | b'a'..=b'z' | b'_' => 3,
-        0..=0x7F => 4,
-        _ => 5,
-    }
+    // One load, where the one-thread loop enters on every small feed.
+    BYTE_KINDS[b as usize]
 }
+
+/// `byte_kind` of every byte.
+const BYTE_KINDS: [u8; 256] = {
+    let mut kinds = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        kinds[b] = match b as u8 {
+            b'\n' => 1,
+            b'\r' => 2,
+            b'0'..=b'9' | b'A'..=b'Z' | b'a'..=b'z' | b'_' => 3,
+            0..=0x7F => 4,
+            _ => 5,
+        };
+        b += 1;
+    }
+    kinds
+};
 
 impl Program {
     /// Builds the NFA and the lazy DFA over it and, as `config` asks, a
@@ -410,15 +437,26 @@ impl<D: Dfa> Prog<D> {
                 }
             }
         }
-        self.frozen = Some(Box::new(FrozenMemos { single, futures }));
+        let mut open: Vec<u64> = Vec::new();
+        for (&sid, &f) in futures.iter() {
+            if let (Future::Open, Some(i)) = (f, dfa.index(sid)) {
+                if open.len() <= i / 64 {
+                    open.resize(i / 64 + 1, 0);
+                }
+                open[i / 64] |= 1 << (i % 64);
+            }
+        }
+        self.frozen = Some(Box::new(FrozenMemos {
+            single,
+            open: open.into_boxed_slice(),
+        }));
     }
 
     /// The bytes of the frozen memos.
     fn frozen_size(&self) -> usize {
-        self.frozen.as_ref().map_or(0, |f| {
-            f.single.memory_usage()
-                + f.futures.len() * (std::mem::size_of::<(D::Sid, Future)>() + 1)
-        })
+        self.frozen
+            .as_ref()
+            .map_or(0, |f| f.single.memory_usage() + f.open.len() * 8)
     }
 
     /// The same program over another DFA of the same NFA (built with the
@@ -860,7 +898,7 @@ impl<D: Dfa> Core<D> {
         prog: &Prog<D>,
         cache: &mut D::Cache,
         memo: &mut impl Memo<D::Sid>,
-        future_of: impl FnOnce(D::Sid, usize) -> Option<Future>,
+        is_open: impl FnOnce(D::Sid, usize) -> bool,
         tape: &Tape,
     ) -> bool {
         if !prog.fast || self.mode != Mode::Dfa || self.dfa_threads.len() > 1 {
@@ -892,7 +930,7 @@ impl<D: Dfa> Core<D> {
         if D::STABLE && self.open == Some(t.sid) {
             return true;
         }
-        let open = future_of(t.sid, D::clear_count(cache)) == Some(Future::Open);
+        let open = is_open(t.sid, D::clear_count(cache));
         if D::STABLE && open {
             self.open = Some(t.sid);
         }
@@ -1543,6 +1581,7 @@ impl<D: Dfa> Core<D> {
         Ok(())
     }
 
+    #[inline(never)]
     fn eoi_dfa(&mut self, prog: &Prog<D>, s: &mut Scratch<D>, tape: &Tape) -> Result<(), Fallback> {
         let dfa = &prog.dfa;
         let p = self.pos;
@@ -1592,6 +1631,7 @@ impl<D: Dfa> Core<D> {
 
     /// Runs the NFA, until it hands back to the DFA, stops at the end of
     /// what it may step, or decides.
+    #[inline(never)]
     fn run_nfa(&mut self, prog: &Prog<D>, s: &mut Scratch<D>, tape: &Tape, eof: bool) -> Nfa {
         let nfa = prog.nfa();
         let Mode::Nfa { until } = self.mode else {
@@ -1724,6 +1764,7 @@ impl<D: Dfa> Core<D> {
         starts
     }
 
+    #[inline(never)]
     fn eoi_nfa(&mut self, prog: &Prog<D>, s: &mut Scratch<D>, tape: &Tape) {
         let nfa = prog.nfa();
         let p = self.pos;
@@ -1785,7 +1826,7 @@ impl<D: Dfa> Matcher for Core<D> {
                 prog,
                 &mut cache,
                 &mut memo,
-                |sid, _| f.futures.peek(sid),
+                |sid, _| f.is_open(prog.dfa.index(sid)),
                 tape,
             );
             self.hint = hint;
@@ -1797,7 +1838,7 @@ impl<D: Dfa> Matcher for Core<D> {
                 prog,
                 &mut s.cache,
                 &mut s.single,
-                |sid, clears| s.futures.get(sid, clears),
+                |sid, clears| s.futures.get(sid, clears) == Some(Future::Open),
                 tape,
             );
             self.leave(s);
