@@ -1130,89 +1130,38 @@ impl Replacer {
     }
 
     /// Scans `chunk` where it is while the stream is idle and every rule
-    /// is a literal (`StreamState::literal_in_place`): appends to `out`
-    /// the text before each match the chunk decides alone and the match's
-    /// output, and the text after the last one that no match can touch.
-    /// Returns how much of `chunk` it took: the stream is then idle there,
-    /// or at a rejected match's start (scanning again from it), or
-    /// stopped. Returns 0 when this does not apply.
+    /// is a literal (`StreamState::feed_literals_in_place`), appending the
+    /// text and the output of the matches it decides to `out`: returns how
+    /// much of `chunk` it took (0 when this does not apply).
     fn literals_in_place_str(&mut self, chunk: &str, out: &mut String) -> usize {
-        let prog = &self.rules.inner.program;
-        let hay = chunk.as_bytes();
-        let mut from = 0;
-        loop {
-            let found = match self.stream.literal_in_place(prog, hay, from, true) {
-                None => return from,
-                Some(found) => found,
-            };
-            let (at, m) = match found {
-                Ok(m) => (m.1, Some(m)),
-                Err(t) => (t, None),
-            };
-            // Character boundaries, unless a literal (a regex's bytes)
-            // ends inside a character: the general path takes that.
-            let Some(text) = chunk.get(from..at) else {
-                return from;
-            };
-            let Some((rule, start, end)) = m else {
-                out.push_str(text);
-                self.stream.release_in_place(text.as_bytes());
-                return at;
-            };
-            if !chunk.is_char_boundary(end) {
-                return from;
-            }
-            out.push_str(text);
-            let mut sink = StrOut {
+        let mut sink = StrInput {
+            sink: StrOut {
                 rules: &self.rules,
                 state: &mut self.state,
                 guard: &mut self.guard,
-                out: &mut *out,
+                out,
                 scratch: &mut self.text_out,
-            };
-            let prog = &self.rules.inner.program;
-            match self
-                .stream
-                .decide_in_place(prog, hay, from, (rule, start, end), &mut sink)
-            {
-                Verdict::Accept => from = end,
-                Verdict::Reject | Verdict::Stop => return start,
-            }
-        }
+            },
+            chunk,
+        };
+        self.stream.feed_literals_in_place(
+            &self.rules.inner.program,
+            chunk.as_bytes(),
+            true,
+            &mut sink,
+        )
     }
 
     /// `literals_in_place_str` for a byte chunk.
     fn literals_in_place_bytes(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> usize {
-        let mut from = 0;
-        loop {
-            let prog = &self.rules.inner.program;
-            let found = match self.stream.literal_in_place(prog, chunk, from, false) {
-                None => return from,
-                Some(found) => found,
-            };
-            let (rule, start, end) = match found {
-                Ok(m) => m,
-                Err(t) => {
-                    out.extend_from_slice(&chunk[from..t]);
-                    self.stream.release_in_place(&chunk[from..t]);
-                    return t;
-                }
-            };
-            out.extend_from_slice(&chunk[from..start]);
-            let mut sink = Out {
-                rules: &self.rules,
-                state: &mut self.state,
-                guard: &mut self.guard,
-                out: &mut *out,
-            };
-            match self
-                .stream
-                .decide_in_place(prog, chunk, from, (rule, start, end), &mut sink)
-            {
-                Verdict::Accept => from = end,
-                Verdict::Reject | Verdict::Stop => return start,
-            }
-        }
+        let mut sink = Out {
+            rules: &self.rules,
+            state: &mut self.state,
+            guard: &mut self.guard,
+            out,
+        };
+        self.stream
+            .feed_literals_in_place(&self.rules.inner.program, chunk, false, &mut sink)
     }
 
     /// The literal-only fast path of `feed_str_chunk` for a token-sized
@@ -1479,6 +1428,43 @@ impl Sink for StrOut<'_> {
 
     fn dropped(&mut self, rule: usize, span: Range<usize>) -> bool {
         guard::dropped(self.rules, self.guard, rule, span)
+    }
+}
+
+/// The sink of a `&str` chunk scanned in place: text of no match is taken
+/// from the chunk as it is, with no UTF-8 check (the engine stops only at
+/// character boundaries there).
+struct StrInput<'a, 'c> {
+    sink: StrOut<'a>,
+    chunk: &'c str,
+}
+
+impl Sink for StrInput<'_, '_> {
+    fn text(&mut self, bytes: &[u8]) {
+        self.sink.text(bytes);
+    }
+
+    fn input(&mut self, hay: &[u8], range: Range<usize>) {
+        match self.chunk.get(range.clone()) {
+            Some(text) => self.sink.out.push_str(text),
+            // Not reached (see above); the checked path stays exact.
+            None => self.sink.text(&hay[range]),
+        }
+    }
+
+    fn matched(
+        &mut self,
+        hay: &[u8],
+        offset: usize,
+        rule: usize,
+        start: usize,
+        end: usize,
+    ) -> Verdict {
+        self.sink.matched(hay, offset, rule, start, end)
+    }
+
+    fn dropped(&mut self, rule: usize, span: Range<usize>) -> bool {
+        self.sink.dropped(rule, span)
     }
 }
 

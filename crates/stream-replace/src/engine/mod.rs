@@ -129,6 +129,12 @@ pub(crate) enum Verdict {
 pub(crate) trait Sink {
     /// Text that is part of no match.
     fn text(&mut self, bytes: &[u8]);
+    /// Text that is part of no match, `hay[range]`, where `hay` is the
+    /// caller's input (scanned in place): a sink that knows that input
+    /// can take the text from it as it is.
+    fn input(&mut self, hay: &[u8], range: std::ops::Range<usize>) {
+        self.text(&hay[range]);
+    }
     /// A decided match of `rule` over `hay[start..end]`; `offset` is the
     /// stream offset of `hay[0]`, and `hay` reaches past `end` far enough for
     /// look-ahead (or to the end of input). On [`Verdict::Accept`] the sink
@@ -388,12 +394,6 @@ impl StreamState {
         whole_chars: bool,
         sink: &mut impl Sink,
     ) {
-        // A stopped stream is failed and reset by its owner before any
-        // other feed.
-        debug_assert!(!self.stopped);
-        if chunk.is_empty() {
-            return;
-        }
         if chunk.len() > PIECE && prog.threads.is_some() && prog.literal.is_some() {
             let mut rest = chunk;
             while !rest.is_empty() {
@@ -402,8 +402,7 @@ impl StreamState {
                 while whole_chars && n < rest.len() && is_continuation(rest[n]) {
                     n += 1;
                 }
-                self.tape.push(&rest[..n]);
-                self.advance(prog, whole_chars, sink);
+                self.feed_piece(prog, &rest[..n], whole_chars, sink);
                 if self.stopped {
                     return;
                 }
@@ -414,8 +413,9 @@ impl StreamState {
         self.feed_piece(prog, chunk, whole_chars, sink);
     }
 
-    /// `feed` for a chunk of at most `PIECE` bytes, which both matchers
-    /// take at once: the common small feed, without the loop over pieces.
+    /// `feed` without the cut into pieces: for a chunk both matchers take
+    /// at once (at most `PIECE` bytes, or any chunk with one matcher), the
+    /// common small feed.
     #[inline(always)]
     pub(crate) fn feed_piece(
         &mut self,
@@ -424,6 +424,8 @@ impl StreamState {
         whole_chars: bool,
         sink: &mut impl Sink,
     ) {
+        // A stopped stream is failed and reset by its owner before any
+        // other feed.
         debug_assert!(!self.stopped);
         if chunk.is_empty() {
             return;
@@ -487,84 +489,86 @@ impl StreamState {
     }
 
     /// With the stream idle (`is_idle`), every rule a literal and no
-    /// held-limit policy dropping text: searches `hay[from..]`, the next
-    /// input, where it is (`hay[from]` is at the end of the tape) for the
-    /// first match that `hay` alone decides. `Some(Ok((rule, start, end)))`
-    /// for one, for `decide_in_place`; `Some(Err(t))` when there is none,
-    /// and no match starts in `hay[from..t]`, which the caller releases
-    /// with `release_in_place` (with `whole_chars`, `t` is a character
-    /// boundary); `None` when this does not apply.
-    ///
-    /// This is what the literal matcher decides over the tape, without
-    /// copying the text onto it: a chunk of many matches goes from the
-    /// caller's input to its output in one pass.
-    #[inline]
-    pub(crate) fn literal_in_place(
-        &self,
-        prog: &Program,
-        hay: &[u8],
-        from: usize,
-        whole_chars: bool,
-    ) -> Option<Result<(usize, usize, usize), usize>> {
-        let p = prog.literal.as_ref()?;
-        if !prog.literals_only
-            || self.suppress.is_some()
-            // A literal starting inside a character could make the free
-            // part end inside one.
-            || (whole_chars && p.starts_in_char())
-            || !self.is_idle(prog)
-        {
-            return None;
-        }
-        Some(p.find_in_place(hay, from).map_err(|mut t| {
-            // No literal starts inside a character: moving back to a
-            // boundary only releases less.
-            while whole_chars && t > from && t < hay.len() && is_continuation(hay[t]) {
-                t -= 1;
-            }
-            t
-        }))
-    }
-
-    /// Records `bytes`, the next input, as received and released: the
-    /// part of the input before `t` from `literal_in_place`, which the
-    /// caller emitted itself.
-    pub(crate) fn release_in_place(&mut self, bytes: &[u8]) {
-        debug_assert!(self.literals.is_idle() && self.threads.is_none());
-        let end = self.tape.append_released(bytes);
-        self.literals.skip_to(end);
-    }
-
-    /// Decides a match of `rule` over `hay[start..end]` found by
-    /// `literal_in_place` from `from`: records `hay[from..start]` (which
-    /// the caller emitted) as released and gives the match to the sink, as
-    /// `decide` does. On [`Verdict::Accept`] the stream is idle at `end`;
-    /// on [`Verdict::Reject`] it is at `start`, where the literal matcher
-    /// scans again with the rules up to `rule` excluded, so the caller
-    /// feeds `hay[start..]` the general way; on [`Verdict::Stop`] it is
-    /// stopped.
-    pub(crate) fn decide_in_place(
+    /// held-limit policy dropping text: scans `hay`, the next input, where
+    /// it is, deciding each match `hay` decides alone (every literal that
+    /// could start at or before its start ends inside `hay`), and gives the
+    /// sink the text before it and the match, as `decide` would, without
+    /// copying the text onto the tape. Returns how much of `hay` it took:
+    /// the stream is then idle there (the rest is the last few bytes, where
+    /// a literal cut by the end of `hay` could start), or at a rejected
+    /// match's start, its rule excluded there, or stopped. Returns 0 when
+    /// this does not apply. With `whole_chars`, it stops at character
+    /// boundaries only, so every text it gives the sink is whole characters.
+    pub(crate) fn feed_literals_in_place(
         &mut self,
         prog: &Program,
         hay: &[u8],
-        from: usize,
-        (rule, start, end): (usize, usize, usize),
+        whole_chars: bool,
         sink: &mut impl Sink,
-    ) -> Verdict {
-        debug_assert!(from <= start && start < end && end <= hay.len());
-        self.release_in_place(&hay[from..start]);
-        let base = self.tape.offset() - start;
-        let verdict = sink.matched(hay, base, rule, start, end);
-        match verdict {
-            Verdict::Accept => {
-                self.release_in_place(&hay[start..end]);
-                self.tape.set_last_end(Some(base + end));
-            }
-            Verdict::Reject => self.exclude_all(prog, base + start, rule),
-            Verdict::Stop => self.stopped = true,
+    ) -> usize {
+        let Some(p) = prog.literal.as_ref() else {
+            return 0;
+        };
+        if !prog.literals_only
+            || self.suppress.is_some()
+            // A literal starting inside a character could make the text
+            // before it end inside one.
+            || (whole_chars && p.starts_in_char())
+            || !self.is_idle(prog)
+        {
+            return 0;
         }
-        self.check_invariants(prog);
-        verdict
+        debug_assert!(self.threads.is_none() && !self.stopped);
+        let mut from = 0;
+        loop {
+            let (rule, start, end) = match p.find_in_place(hay, from) {
+                Ok(m) => m,
+                Err(mut t) => {
+                    // No literal starts inside a character: moving back
+                    // to a boundary only releases less.
+                    while whole_chars && t > from && t < hay.len() && is_continuation(hay[t]) {
+                        t -= 1;
+                    }
+                    self.release_in_place(hay, from, t, sink);
+                    return t;
+                }
+            };
+            if whole_chars && end < hay.len() && is_continuation(hay[end]) {
+                // A literal (a regex's bytes) ending inside a character:
+                // the tape's path moves the release point to a boundary.
+                return from;
+            }
+            self.release_in_place(hay, from, start, sink);
+            let base = self.tape.offset() - start;
+            match sink.matched(hay, base, rule, start, end) {
+                Verdict::Accept => {
+                    let end_at = self.tape.append_released(&hay[start..end]);
+                    self.literals.skip_to(end_at);
+                    self.tape.set_last_end(Some(end_at));
+                    from = end;
+                }
+                Verdict::Reject => {
+                    self.exclude_all(prog, base + start, rule);
+                    self.check_invariants(prog);
+                    return start;
+                }
+                Verdict::Stop => {
+                    self.stopped = true;
+                    return start;
+                }
+            }
+            self.check_invariants(prog);
+        }
+    }
+
+    /// Gives the sink `hay[from..to]`, text of no match, and records it as
+    /// received and released (`feed_literals_in_place`).
+    fn release_in_place(&mut self, hay: &[u8], from: usize, to: usize, sink: &mut impl Sink) {
+        if to > from {
+            sink.input(hay, from..to);
+        }
+        let end = self.tape.append_released(&hay[from..to]);
+        self.literals.skip_to(end);
     }
 
     /// Feeds a part of the caller's input that more input follows in the

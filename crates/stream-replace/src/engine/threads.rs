@@ -181,8 +181,8 @@ pub(crate) struct Prog<D: Dfa> {
     fast: bool,
     /// For a DFA without a cache (the dense one): the one-thread loop's
     /// memo and which of the DFA's states have an open future, worked out
-    /// when the rules are built, so that a feed the tight loops step whole borrows no
-    /// scratch space.
+    /// when the rules are built, so that a feed the tight loops step whole
+    /// borrows no scratch space.
     frozen: Option<Box<FrozenMemos<D::Sid>>>,
 }
 
