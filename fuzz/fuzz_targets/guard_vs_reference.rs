@@ -118,6 +118,8 @@ impl GRule {
 #[derive(Clone, Copy, Debug)]
 enum Engine {
     Default,
+    /// The literal matcher on its contiguous NFA rather than its DFA.
+    LiteralNfa,
     /// The fast paths off: every byte through the general thread loop.
     General,
     /// Literal rules on the thread matcher, not the Aho-Corasick one.
@@ -245,7 +247,8 @@ impl<'a> Arbitrary<'a> for Case {
             });
         }
         let engine = match u.int_in_range(0..=7)? {
-            0 | 1 => Engine::Default,
+            0 => Engine::Default,
+            1 => Engine::LiteralNfa,
             2 | 3 => Engine::General,
             4 => Engine::NoLiterals,
             5 => Engine::Lazy,
@@ -514,6 +517,7 @@ fuzz_target!(|case: Case| {
     };
     let config = match case.engine {
         Engine::Default => Config::new(),
+        Engine::LiteralNfa => Config::new().literal_dfa_size_limit(0),
         Engine::General => Config::new().fast_paths(false),
         Engine::NoLiterals => Config::new().literal_matcher(false),
         Engine::Lazy => Config::new().dfa(DfaKind::Lazy),

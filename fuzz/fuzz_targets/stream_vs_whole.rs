@@ -201,6 +201,8 @@ struct Rule {
 enum Engine {
     /// The default configuration (a dense DFA when it fits).
     Default,
+    /// The literal matcher on its contiguous NFA rather than its DFA.
+    LiteralNfa,
     /// The fast paths off: every byte through the general thread loop.
     General,
     /// The lazy DFA with a new cache for every call, as if each feed ran
@@ -336,7 +338,8 @@ impl<'a> Arbitrary<'a> for Case {
             rules.push(rule(u, &word)?);
         }
         let engine = match u.int_in_range(0..=6)? {
-            0..=2 => Engine::Default,
+            0 | 1 => Engine::Default,
+            2 => Engine::LiteralNfa,
             3 | 4 => Engine::General,
             5 => Engine::Migrating,
             _ => Engine::Cache(*u.choose(&[MIN_CACHE, 1 << 10, 1 << 16])?),
@@ -418,6 +421,7 @@ fuzz_target!(|case: Case| {
 
     let config = match case.engine {
         Engine::Default => Config::new(),
+        Engine::LiteralNfa => Config::new().literal_dfa_size_limit(0),
         Engine::General => Config::new().fast_paths(false),
         Engine::Migrating => Config::new().dfa(DfaKind::Lazy).scratch_per_call(true),
         Engine::Cache(n) => Config::new().dfa(DfaKind::Lazy).cache_capacity(n),

@@ -2,8 +2,9 @@
 //! plain literals, stepped a byte at a time with its state carried across
 //! feeds.
 //!
-//! The automaton is built leftmost-first (`aho-corasick`'s DFA for small
-//! sets, its contiguous NFA for big ones), unanchored. Stepping it is
+//! The automaton is built leftmost-first (`aho-corasick`'s DFA when it fits
+//! `Config::literal_dfa_size_limit`, its contiguous NFA otherwise),
+//! unanchored. Stepping it is
 //! `aho-corasick`'s own leftmost search loop, cut into feeds: a match state
 //! records a match (a later one replaces it: under leftmost-first semantics
 //! the automaton only reaches a match state again on a longer or
@@ -45,17 +46,9 @@ use super::matcher::{Decided, Matcher, Scan};
 use super::tape::Tape;
 use super::IdHasher;
 
-/// Patterns of at most this many bytes in all get the DFA (one transition
-/// table lookup per byte) if it fits `DFA_MAX_BYTES`; bigger sets get the
-/// contiguous NFA, which is several times smaller.
-const DFA_MAX_PATTERN_BYTES: usize = 64 << 10;
-
 /// The most a chunk stepped in place (`Literals::run_in_place`) may leave
 /// held; less than the first segment the stream is fed of a chunk.
 const IN_PLACE_HELD: usize = 64;
-
-/// The most memory the DFA may take.
-const DFA_MAX_BYTES: usize = 16 << 20;
 
 /// Maps a state to its depth, with `HAS_CHILD` set when a longer literal
 /// goes on from it.
@@ -91,6 +84,56 @@ impl Depths {
         }
         Depths::Dense { shift, table }
     }
+}
+
+/// The size of the transition table of the DFA of `literals`, worked out
+/// without building it: a row of 4-byte state IDs per trie node, a row as
+/// wide as the byte classes rounded up to a power of two, as
+/// `aho-corasick` lays it out. The DFA's other parts (match lists, the
+/// prefilter) are small beside it.
+fn dfa_table_bytes(literals: &[&[u8]], ascii_case_insensitive: bool) -> usize {
+    let fold = |l: &[u8]| -> Vec<u8> {
+        if ascii_case_insensitive {
+            l.to_ascii_lowercase()
+        } else {
+            l.to_vec()
+        }
+    };
+    // Trie nodes: the root, and a node per distinct prefix, counted over
+    // the sorted literals as the bytes past each one's common prefix with
+    // the one before.
+    let mut sorted: Vec<Vec<u8>> = literals.iter().map(|l| fold(l)).collect();
+    sorted.sort_unstable();
+    let mut nodes = 1usize;
+    let mut prev: &[u8] = &[];
+    for l in &sorted {
+        let common = l.iter().zip(prev).take_while(|(a, b)| a == b).count();
+        nodes += l.len() - common;
+        prev = l;
+    }
+    // Byte classes: a class boundary after every byte a transition uses
+    // and after the byte before it.
+    let mut boundary = [false; 256];
+    for l in literals {
+        for &b in *l {
+            let mut mark = |b: u8| {
+                boundary[usize::from(b)] = true;
+                if b > 0 {
+                    boundary[usize::from(b - 1)] = true;
+                }
+            };
+            mark(b);
+            if ascii_case_insensitive {
+                mark(b.to_ascii_lowercase());
+                mark(b.to_ascii_uppercase());
+            }
+        }
+    }
+    let classes = boundary[..255].iter().filter(|&&b| b).count() + 1;
+    // The DFA's dead and fail states come on top of the trie's.
+    (nodes + 2)
+        .saturating_mul(classes.next_power_of_two())
+        .saturating_mul(4)
 }
 
 /// One of the two automata `aho-corasick` offers for stepping by hand.
@@ -133,11 +176,14 @@ pub(crate) struct Program {
 impl Program {
     /// Builds the automaton of `literals` (non-empty byte strings), whose
     /// rule indices are `rules`; with `ascii_case_insensitive`, each ASCII
-    /// letter matches either case.
+    /// letter matches either case. The automaton is the DFA (one table
+    /// lookup per byte) when it takes at most `dfa_limit` bytes, the
+    /// contiguous NFA (several times smaller) otherwise.
     pub(crate) fn new(
         literals: &[&[u8]],
         rules: Vec<usize>,
         ascii_case_insensitive: bool,
+        dfa_limit: usize,
         fast: bool,
     ) -> Result<Program, aho_corasick::BuildError> {
         debug_assert_eq!(literals.len(), rules.len());
@@ -147,13 +193,13 @@ impl Program {
             .ascii_case_insensitive(ascii_case_insensitive)
             .prefilter(true)
             .build(literals)?;
-        let total: usize = literals.iter().map(|l| l.len()).sum();
         let mut aut = None;
-        if total <= DFA_MAX_PATTERN_BYTES {
+        // The estimate spares building a DFA only to find it too big.
+        if dfa_table_bytes(literals, ascii_case_insensitive) <= dfa_limit {
             let d = dfa::DFA::builder()
                 .start_kind(StartKind::Unanchored)
                 .build_from_noncontiguous(&nnfa)?;
-            if d.memory_usage() <= DFA_MAX_BYTES {
+            if d.memory_usage() <= dfa_limit {
                 aut = Some(Aut::Dfa(d));
             }
         }
@@ -905,5 +951,64 @@ impl Literals {
             return;
         }
         self.restart(at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The DFA a set of literals builds to, as `Program::new` builds it.
+    fn built(literals: &[&[u8]], caseless: bool) -> dfa::DFA {
+        let nnfa = noncontiguous::NFA::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .ascii_case_insensitive(caseless)
+            .prefilter(true)
+            .build(literals)
+            .unwrap();
+        dfa::DFA::builder()
+            .start_kind(StartKind::Unanchored)
+            .build_from_noncontiguous(&nnfa)
+            .unwrap()
+    }
+
+    /// The size estimate that decides between the DFA and the NFA is close
+    /// to the DFA's real size (within 30%, besides a few KiB of match
+    /// lists and prefilter), for ASCII, multibyte and caseless sets, and
+    /// sets where one literal is a prefix of another.
+    #[test]
+    fn dfa_size_estimate_is_close() {
+        let words: Vec<String> = (0..500u32)
+            .map(|i| format!("w{}x{}", i * 7919 % 1000, i % 13))
+            .collect();
+        let sets: Vec<(Vec<&[u8]>, bool)> = vec![
+            (vec![b"password", b"pass", b"token"], false),
+            (vec![b"password", b"pass", b"token"], true),
+            (
+                vec!["敏感词".as_bytes(), "😀x".as_bytes(), b"abc", b"ab"],
+                false,
+            ),
+            (words.iter().map(|w| w.as_bytes()).collect(), false),
+            (words.iter().map(|w| w.as_bytes()).collect(), true),
+        ];
+        for (set, caseless) in sets {
+            let estimate = dfa_table_bytes(&set, caseless);
+            let real = built(&set, caseless).memory_usage();
+            let slack = 16 << 10;
+            assert!(
+                estimate * 10 <= real * 13 + slack && real * 7 <= estimate * 10 + slack,
+                "{set:?} (caseless {caseless}): estimate {estimate}, real {real}"
+            );
+        }
+    }
+
+    /// A limit of 0 gives the NFA, a large one the DFA.
+    #[test]
+    fn dfa_limit_picks_the_automaton() {
+        let set: [&[u8]; 2] = [b"abc", b"bcd"];
+        let nfa = Program::new(&set, vec![0, 1], false, 0, true).unwrap();
+        assert!(matches!(nfa.aut, Aut::Nfa(_)));
+        let dfa = Program::new(&set, vec![0, 1], false, 1 << 20, true).unwrap();
+        assert!(matches!(dfa.aut, Aut::Dfa(_)));
     }
 }

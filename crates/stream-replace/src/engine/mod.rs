@@ -268,8 +268,14 @@ impl Program {
         } else {
             let bytes: Vec<&[u8]> = lits.iter().map(|l| l.1).collect();
             let rules = lits.iter().map(|l| l.0).collect();
-            let p = literal::Program::new(&bytes, rules, caseless, config.get_fast_paths())
-                .map_err(|e| Error::new(ErrorKind::Build, None, None, e.to_string()))?;
+            let p = literal::Program::new(
+                &bytes,
+                rules,
+                caseless,
+                config.get_literal_dfa_size_limit(),
+                config.get_fast_paths(),
+            )
+            .map_err(|e| Error::new(ErrorKind::Build, None, None, e.to_string()))?;
             Some(p)
         };
         let thread_rules: Vec<usize> = (0..sources.len()).filter(|&i| !on_ac[i]).collect();

@@ -161,15 +161,19 @@ pub(crate) enum Engine {
     /// Literal rules on the regex engine with the others, not on the
     /// Aho-Corasick matcher.
     NoLiterals,
+    /// The literal matcher on its contiguous NFA rather than its DFA (a
+    /// DFA size limit of 0).
+    LiteralNfa,
 }
 
-pub(crate) const ENGINES: [Engine; 6] = [
+pub(crate) const ENGINES: [Engine; 7] = [
     Engine::Fast,
     Engine::General,
     Engine::Lazy,
     Engine::Migrating,
     Engine::TinyCache,
     Engine::NoLiterals,
+    Engine::LiteralNfa,
 ];
 
 impl Engine {
@@ -181,6 +185,7 @@ impl Engine {
             Engine::Migrating => Config::new().dfa(DfaKind::Lazy).scratch_per_call(true),
             Engine::TinyCache => Config::new().dfa(DfaKind::Lazy).cache_capacity(1),
             Engine::NoLiterals => Config::new().literal_matcher(false),
+            Engine::LiteralNfa => Config::new().literal_dfa_size_limit(0),
         }
     }
 }
@@ -481,6 +486,7 @@ pub(crate) fn check_holdback_with(
         Engine::Migrating,
         Engine::TinyCache,
         Engine::NoLiterals,
+        Engine::LiteralNfa,
     ] {
         check_holdback_on(rules, prefix, &continuations, engine)?;
     }

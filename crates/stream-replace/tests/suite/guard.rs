@@ -270,9 +270,11 @@ fn evaluated(rules: &Rules, hay: &str) -> Verdict {
     }
 }
 
-/// Each engine, with literal rules on the literal matcher and off it.
-const ENGINES: [fn() -> Config; 6] = [
+/// Each engine, with literal rules on the literal matcher (its DFA and its
+/// NFA) and off it.
+const ENGINES: [fn() -> Config; 7] = [
     Config::new,
+    || Config::new().literal_dfa_size_limit(0),
     || Config::new().fast_paths(false),
     || Config::new().dfa(DfaKind::Lazy).cache_capacity(1),
     || Config::new().literal_matcher(false),

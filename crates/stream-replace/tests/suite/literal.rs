@@ -22,18 +22,30 @@ fn rules(pats: &[&str]) -> Vec<Rule> {
         .collect()
 }
 
+/// The literal matcher with its DFA, with its NFA (a DFA size limit of
+/// 0), and off, with a label for each.
+fn literal_configs() -> [(Config, &'static str); 3] {
+    [
+        (Config::new(), "literal matcher, DFA"),
+        (
+            Config::new().literal_dfa_size_limit(0),
+            "literal matcher, NFA",
+        ),
+        (Config::new().literal_matcher(false), "no literal matcher"),
+    ]
+}
+
 /// Checks `text` against the oracle: `replace_all`, every two-part split,
-/// one byte at a time, and the given chunks, with the literal matcher on
-/// and off.
+/// one byte at a time, and the given chunks, with the literal matcher's
+/// DFA, its NFA, and the literal matcher off.
 fn check(pats: &[&str], chunks: &[&str]) {
     let rules = rules(pats);
     let text = chunks.concat();
     let hay = text.as_bytes();
     let want = Oracle::new(&rules).replace(hay);
-    for on in [true, false] {
-        let config = Config::new().literal_matcher(on);
+    for (config, name) in literal_configs() {
         let compiled = oracle::build_with(&rules, config).unwrap();
-        let label = format!("{pats:?} on {text:?}, literal matcher {on}");
+        let label = format!("{pats:?} on {text:?}, {name}");
         assert_eq!(
             show(compiled.replace_all(&text).as_bytes()),
             show(&want),
@@ -141,12 +153,12 @@ fn literal_before_an_empty_rule_at_end_of_input() {
 /// released by its last byte, not by the byte after it.
 #[test]
 fn complete_literal_is_released_at_once() {
-    for on in [true, false] {
+    for (config, _) in literal_configs() {
         let rules = Rules::builder()
             .literal("hello", "bye")
             .literal("hell", "HELL")
             .regex(r"\d+", "N")
-            .config(Config::new().literal_matcher(on))
+            .config(config)
             .build()
             .unwrap();
         let mut r = rules.replacer();
@@ -197,13 +209,13 @@ fn multibyte_literals() {
 /// would.
 #[test]
 fn literal_captures() {
-    for on in [true, false] {
+    for (config, _) in literal_configs() {
         let rules = Rules::builder()
             .literal_with("a.b", |c| {
                 format!("[{}@{} of {}]", c.as_str(), c.get_match().start(), c.len())
             })
             .rule(Pattern::literal("x+y"), Replacement::template("<$0>"))
-            .config(Config::new().literal_matcher(on))
+            .config(config)
             .build()
             .unwrap();
         assert_eq!(rules.replace_all("1 a.b x+y"), "1 [a.b@2 of 1] <x+y>");
@@ -233,15 +245,11 @@ fn words(n: usize) -> Vec<String> {
 
 /// `replace_all` with 10,000 literal rules on 64 KB runs on the literal
 /// matcher (a `meta` regex over every rule once tried to allocate 27 GB),
-/// and agrees with streams of the same input.
+/// and agrees with streams of the same input, on the literal matcher's DFA
+/// and on its NFA.
 #[test]
 fn replace_all_with_ten_thousand_literals() {
     let words = words(10_000);
-    let mut b = Rules::builder();
-    for w in &words {
-        b.literal(w, "*");
-    }
-    let rules = b.build().unwrap();
     let mut text = String::new();
     let mut i = 0;
     while text.len() < 64 << 10 {
@@ -249,15 +257,28 @@ fn replace_all_with_ten_thousand_literals() {
         text += if i % 3 == 0 { " and " } else { " " };
         i += 1;
     }
-    let whole = rules.replace_all(&text);
-    assert!(!whole.contains('q'), "every word is replaced");
-    let mut r = rules.replacer();
-    let mut streamed = String::new();
-    for chunk in text.as_bytes().chunks(5) {
-        streamed += &String::from_utf8_lossy(&r.feed_bytes(chunk).unwrap());
+    let mut outputs = Vec::new();
+    for limit in [16 << 20, 0] {
+        let mut b = Rules::builder();
+        for w in &words {
+            b.literal(w, "*");
+        }
+        let rules = b
+            .config(Config::new().literal_dfa_size_limit(limit))
+            .build()
+            .unwrap();
+        let whole = rules.replace_all(&text);
+        assert!(!whole.contains('q'), "every word is replaced");
+        let mut r = rules.replacer();
+        let mut streamed = String::new();
+        for chunk in text.as_bytes().chunks(5) {
+            streamed += &String::from_utf8_lossy(&r.feed_bytes(chunk).unwrap());
+        }
+        streamed += &r.flush().unwrap();
+        assert_eq!(streamed, whole, "DFA size limit {limit}");
+        outputs.push(whole);
     }
-    streamed += &r.flush().unwrap();
-    assert_eq!(streamed, whole);
+    assert_eq!(outputs[0], outputs[1], "the DFA and the NFA agree");
 }
 
 /// A set of literals builds no regex: a literal that would be too big for
