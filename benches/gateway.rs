@@ -20,6 +20,15 @@
 //!   on each reply, for sets of up to 10,000 rules (with 100,000 terms,
 //!   building the meta regex's PikeVM cache aborts the process).
 //!
+//! Deny lists of more than 10,000 terms, whose automaton is the contiguous
+//! NFA at the default `Config::literal_dfa_size_limit`, also get the rows
+//! with a DFA on both sides, for a like-for-like comparison:
+//!
+//! - `fresh_dfa/deny_N`: as `fresh`, with the literal DFA allowed up to
+//!   1 GiB;
+//! - `aho_corasick_stream_dfa/deny_N`: as `aho_corasick_stream`, with
+//!   `aho-corasick`'s DFA.
+//!
 //! Every stream's output is checked against the whole-input baseline once,
 //! before timing. Build times of each rule set are printed.
 //!
@@ -31,7 +40,7 @@ use std::hint::black_box;
 
 use std::time::Instant;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
@@ -42,8 +51,12 @@ mod workload;
 
 use corpus::Rule;
 
-/// The most rules the `meta_whole` rows run with.
+/// The most rules the `meta_whole` rows run with; bigger literal sets get
+/// the `*_dfa` rows.
 const META_MAX: usize = 10_000;
+
+/// `Config::literal_dfa_size_limit` of the `fresh_dfa` rows.
+const BIG_DFA_LIMIT: usize = 1 << 30;
 
 /// The selected sets from `STREAM_REPLACE_GATEWAY_SETS`, all when unset.
 fn selected(name: &str) -> bool {
@@ -189,6 +202,31 @@ fn gateway(c: &mut Criterion) {
                     .expect("aho-corasick builds")
             })
         });
+        let big = literal && rules.len() > META_MAX;
+        let compiled_dfa = big.then(|| {
+            timed(&format!("{name}: build with the literal DFA"), || {
+                corpus::try_build(rules, Config::new().literal_dfa_size_limit(BIG_DFA_LIMIT))
+                    .expect("the deny list builds")
+            })
+        });
+        let ac_dfa = big.then(|| {
+            timed(&format!("{name}: aho-corasick DFA build"), || {
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::Standard)
+                    .kind(Some(AhoCorasickKind::DFA))
+                    .build(rules.iter().map(|r| r.pattern))
+                    .expect("aho-corasick builds")
+            })
+        });
+        for (what, ac) in [("automatic", &ac), ("DFA", &ac_dfa)] {
+            if let Some(ac) = ac {
+                eprintln!(
+                    "{name}: aho-corasick ({what}): {:?}, {} bytes",
+                    ac.kind(),
+                    ac.memory_usage()
+                );
+            }
+        }
 
         // Exactness first: every reply, streamed fresh, equals the baseline.
         let mut matches = 0;
@@ -205,14 +243,14 @@ fn gateway(c: &mut Criterion) {
                 }
                 (None, None) => unreachable!("every set has a whole-input baseline"),
             }
-            if let Some(compiled) = &compiled {
+            for compiled in [&compiled, &compiled_dfa].into_iter().flatten() {
                 let got = corpus::collect(&mut compiled.replacer(), toks);
                 assert_eq!(
                     got, want,
                     "{name}: a fresh stream differs from the baseline"
                 );
             }
-            if let Some(ac) = &ac {
+            for ac in [&ac, &ac_dfa].into_iter().flatten() {
                 let mut bytes = Vec::new();
                 let with = vec![workload::DENY_MASK; ac.patterns_len()];
                 ac.try_stream_replace_all(corpus::ChunkReader::new(toks), &mut bytes, &with)
@@ -234,6 +272,17 @@ fn gateway(c: &mut Criterion) {
         if let Some(ac) = &ac {
             let mut bytes = Vec::with_capacity(4096);
             group.bench_function(BenchmarkId::new("aho_corasick_stream", name), |b| {
+                b.iter(|| black_box(aho_stream(ac, &tokens, &mut bytes)))
+            });
+        }
+        if let Some(compiled) = &compiled_dfa {
+            group.bench_function(BenchmarkId::new("fresh_dfa", name), |b| {
+                b.iter(|| black_box(fresh(compiled, &tokens, &mut out)))
+            });
+        }
+        if let Some(ac) = &ac_dfa {
+            let mut bytes = Vec::with_capacity(4096);
+            group.bench_function(BenchmarkId::new("aho_corasick_stream_dfa", name), |b| {
                 b.iter(|| black_box(aho_stream(ac, &tokens, &mut bytes)))
             });
         }
