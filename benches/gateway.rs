@@ -20,6 +20,13 @@
 //!   on each reply, for sets of up to 10,000 rules (with 100,000 terms,
 //!   building the meta regex's PikeVM cache aborts the process).
 //!
+//! - `step_only/deny_N`: not a filter but a floor for one: each chunk
+//!   stepped byte by byte through `aho-corasick`'s leftmost-first DFA of
+//!   the list and copied out whole, no match handled (a match or the dead
+//!   state goes back to the start state), the check per byte the stream's
+//!   own loop makes. A stream that steps an automaton over every byte does
+//!   at least this much.
+//!
 //! Deny lists of more than 10,000 terms, whose automaton is the contiguous
 //! NFA at the default `Config::literal_dfa_size_limit`, also get the rows
 //! with a DFA on both sides, for a like-for-like comparison:
@@ -40,7 +47,8 @@ use std::hint::black_box;
 
 use std::time::Instant;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::Automaton;
+use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, MatchKind};
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
@@ -94,6 +102,30 @@ fn aho_stream(ac: &AhoCorasick, tokens: &[Vec<&str>], out: &mut Vec<u8>) -> usiz
         ac.try_stream_replace_all(reader, &mut *out, &with)
             .expect("in-memory streams do not fail");
         sent += out.len();
+    }
+    sent
+}
+
+/// The `step_only` floor: every chunk stepped through `dfa` and copied out.
+fn step_only(dfa: &aho_corasick::dfa::DFA, tokens: &[Vec<&str>], out: &mut String) -> usize {
+    let start = dfa
+        .start_state(Anchored::No)
+        .expect("built with unanchored starts");
+    let mut sent = 0;
+    for reply in tokens {
+        let mut sid = start;
+        for chunk in reply {
+            for &b in chunk.as_bytes() {
+                sid = dfa.next_state(Anchored::No, sid, b);
+                if dfa.is_match(sid) || dfa.is_dead(sid) {
+                    sid = start;
+                }
+            }
+            out.push_str(chunk);
+            sent += out.len();
+            out.clear();
+        }
+        black_box(sid);
     }
     sent
 }
@@ -218,6 +250,17 @@ fn gateway(c: &mut Criterion) {
                     .expect("aho-corasick builds")
             })
         });
+        let floor_dfa = literal.then(|| {
+            timed(
+                &format!("{name}: aho-corasick leftmost-first DFA build"),
+                || {
+                    aho_corasick::dfa::DFA::builder()
+                        .match_kind(MatchKind::LeftmostFirst)
+                        .build(rules.iter().map(|r| r.pattern))
+                        .expect("aho-corasick builds")
+                },
+            )
+        });
         for (what, ac) in [("automatic", &ac), ("DFA", &ac_dfa)] {
             if let Some(ac) = ac {
                 eprintln!(
@@ -284,6 +327,11 @@ fn gateway(c: &mut Criterion) {
             let mut bytes = Vec::with_capacity(4096);
             group.bench_function(BenchmarkId::new("aho_corasick_stream_dfa", name), |b| {
                 b.iter(|| black_box(aho_stream(ac, &tokens, &mut bytes)))
+            });
+        }
+        if let Some(dfa) = &floor_dfa {
+            group.bench_function(BenchmarkId::new("step_only", name), |b| {
+                b.iter(|| black_box(step_only(dfa, &tokens, &mut out)))
             });
         }
         if let Some(ac) = &ac_whole {
