@@ -1053,12 +1053,14 @@ impl Replacer {
     }
 
     fn feed_byte_chunk(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
-        if let Some((held, k)) = self
-            .stream
-            .feed_literals(&self.rules.inner.program, chunk, false)
-        {
+        let emit = |held: &[u8], k: usize| {
             extend_small(out, held);
             extend_small(out, &chunk[..k]);
+        };
+        if self
+            .stream
+            .feed_literals(&self.rules.inner.program, chunk, false, emit)
+        {
             // As in `feed_str_chunk`.
             self.check_held(out, false)?;
             if self.stream.is_stopped() {
@@ -1169,15 +1171,14 @@ impl Replacer {
     /// and appended what that released to `out`.
     #[inline(always)]
     fn feed_literals_str(&mut self, chunk: &str, out: &mut String) -> bool {
-        let prog = &self.rules.inner.program;
-        let Some((held, k)) = self.stream.feed_literals(prog, chunk.as_bytes(), true) else {
-            return false;
+        let emit = |held: &[u8], k: usize| {
+            // `held` is text the stream held before, UTF-8 unless byte
+            // feeds left a character cut.
+            push_text(out, held);
+            out.push_str(&chunk[..k]);
         };
-        // `held` is text the stream held before, UTF-8 unless byte feeds
-        // left a character cut.
-        push_text(out, held);
-        out.push_str(&chunk[..k]);
-        true
+        self.stream
+            .feed_literals(&self.rules.inner.program, chunk.as_bytes(), true, emit)
     }
 
     /// Feeds a segment of a `&str` chunk to the engine (after

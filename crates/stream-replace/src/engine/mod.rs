@@ -444,12 +444,12 @@ impl StreamState {
     /// literal matcher only follows its automaton (the usual state between
     /// feeds): steps the chunk where it is and, when no literal matches in
     /// it, releases everything before the literal prefix the automaton then
-    /// holds. Returns what that released, for the caller to emit in this
-    /// order: bytes the stream held before (on the tape), then
-    /// `chunk[..k]` (with `whole_chars`, `k` is a character boundary: no
-    /// literal starts inside a character).
+    /// holds. Gives `emit` what that released, for the caller to emit in
+    /// this order: bytes the stream held before, then `chunk[..k]` (with
+    /// `whole_chars`, `k` is a character boundary: no literal starts inside
+    /// a character); returns true.
     ///
-    /// Returns `None`, having done nothing, when this does not apply or a
+    /// Returns false, having done nothing, when this does not apply or a
     /// literal matches in the chunk: the caller then feeds the chunk the
     /// general way, which decides the match. With one matcher and nothing
     /// decided there is nothing to merge, so this is the general path's
@@ -460,8 +460,11 @@ impl StreamState {
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-    ) -> Option<(&[u8], usize)> {
-        let p = prog.literal.as_ref()?;
+        emit: impl FnOnce(&[u8], usize),
+    ) -> bool {
+        let Some(p) = prog.literal.as_ref() else {
+            return false;
+        };
         if !prog.literals_only
             || chunk.is_empty()
             || chunk.len() > SMALL_FEED
@@ -473,25 +476,34 @@ impl StreamState {
             // the general path moves the release point back to a boundary.
             || (whole_chars && p.starts_in_char())
         {
-            return None;
+            return false;
         }
         debug_assert!(!self.stopped && self.decided == [None, None]);
-        let state = self.literals.step_plain(p, chunk)?;
+        let Some(state) = self.literals.step_plain(p, chunk) else {
+            return false;
+        };
         let offset = self.tape.offset();
         let end = offset + chunk.len();
         // The least live position: what the general path releases up to.
-        let safe = end - p.held_in(state);
-        debug_assert!(safe >= self.tape.emitted());
+        let held = p.held_in(state);
         self.literals.go_to(state, end);
-        // The whole chunk goes on the tape: a few bytes, and one copy of
-        // varying length mispredicts less than two. What the tape held
-        // before `safe` is released, for the caller to emit with the
-        // released part of the chunk.
-        self.tape.compact();
-        self.tape.push_copy(chunk);
+        if let Some(k) = chunk.len().checked_sub(held) {
+            // All the tape held is released, and the chunk up to `k`: the
+            // tape starts again with the rest of the chunk. (No released
+            // byte is kept as look-behind: no literal looks behind.)
+            emit(self.tape.held_bytes(), k);
+            self.tape.restart(end, &chunk[k..]);
+        } else {
+            // The held prefix starts before the chunk: it goes on the tape,
+            // and only what the tape held before that prefix is released.
+            let safe = end - held;
+            debug_assert!(safe >= self.tape.emitted());
+            self.tape.compact();
+            self.tape.push_copy(chunk);
+            emit(self.tape.release_then_skip(safe, safe), 0);
+        }
         self.check_invariants(prog);
-        let held = self.tape.release_then_skip(safe.min(offset), safe);
-        Some((held, safe.saturating_sub(offset)))
+        true
     }
 
     /// With the stream idle (`is_idle`), every rule a literal and no
@@ -969,14 +981,17 @@ impl StreamState {
         if !self.is_idle(prog) {
             return 0;
         }
-        let lb = self.tape.look_behind(self.tape.offset());
         let mut q = chunk.len();
         if let (Some(t), Some(p)) = (&self.threads, &prog.threads) {
+            let lb = self.tape.look_behind(self.tape.offset());
             q = t.skip_idle(p, chunk, 0, lb);
         }
         let mut stepped = false;
         if let Some(p) = &prog.literal {
-            q = self.literals.skip_idle(p, &chunk[..q], 0, lb);
+            // The literal matcher never looks behind (and a literal-only
+            // stream's tape may keep no byte before the held ones:
+            // `Tape::restart`).
+            q = self.literals.skip_idle(p, &chunk[..q], 0, None);
             if prog.threads.is_none() && q < chunk.len() {
                 // Only literals: step the automaton over the chunk where it
                 // is, so that only what it holds at the end is copied.

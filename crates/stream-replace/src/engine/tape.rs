@@ -3,8 +3,9 @@
 //! Positions are stream offsets (bytes fed since the stream started). The
 //! tape keeps every byte from `emitted` on, plus up to `CONTEXT` released
 //! bytes before it as look-behind, so that look-around at the first held
-//! byte sees the character before it. Matchers read the tape; only the
-//! stream moves `emitted`.
+//! byte sees the character before it (a literal-only stream, whose matcher
+//! never looks behind, may keep none: `Tape::restart`). Matchers read the
+//! tape; only the stream moves `emitted`.
 
 use super::is_continuation;
 
@@ -89,6 +90,7 @@ impl Tape {
     }
 
     /// The byte before stream offset `p`, or `None` at the start of input.
+    /// Only for streams with a thread matcher, whose tape always keeps it.
     #[inline(always)]
     pub(crate) fn look_behind(&self, p: usize) -> Option<u8> {
         (p > 0).then(|| self.buf[p - 1 - self.base])
@@ -120,6 +122,29 @@ impl Tape {
             self.buf.reserve(2 * COMPACT_MIN);
         }
         self.buf.extend_from_slice(chunk);
+    }
+
+    /// The bytes received but not yet released.
+    #[inline(always)]
+    pub(crate) fn held_bytes(&self) -> &[u8] {
+        &self.buf[self.emitted - self.base..]
+    }
+
+    /// Marks everything before `end - tail.len()` released and makes
+    /// `tail` the tape's only bytes, ending at stream offset `end`: for a
+    /// stream whose matchers never look behind the held bytes (all of
+    /// them released up to `end - tail.len()`).
+    #[inline(always)]
+    pub(crate) fn restart(&mut self, end: usize, tail: &[u8]) {
+        self.buf.clear();
+        self.base = end - tail.len();
+        self.emitted = self.base;
+        if !tail.is_empty() {
+            if self.buf.capacity() == 0 {
+                self.buf.reserve(2 * COMPACT_MIN);
+            }
+            extend_small(&mut self.buf, tail);
+        }
     }
 
     /// Takes back the last `n` bytes pushed, none of them released.
