@@ -312,22 +312,21 @@ fn gateway(c: &mut Criterion) {
                 b.iter(|| black_box(reused(&mut r, &tokens, &mut out)))
             });
         }
-        if let Some(ac) = &ac {
-            let mut bytes = Vec::with_capacity(4096);
-            group.bench_function(BenchmarkId::new("aho_corasick_stream", name), |b| {
-                b.iter(|| black_box(aho_stream(ac, &tokens, &mut bytes)))
-            });
-        }
         if let Some(compiled) = &compiled_dfa {
             group.bench_function(BenchmarkId::new("fresh_dfa", name), |b| {
                 b.iter(|| black_box(fresh(compiled, &tokens, &mut out)))
             });
         }
-        if let Some(ac) = &ac_dfa {
-            let mut bytes = Vec::with_capacity(4096);
-            group.bench_function(BenchmarkId::new("aho_corasick_stream_dfa", name), |b| {
-                b.iter(|| black_box(aho_stream(ac, &tokens, &mut bytes)))
-            });
+        for (row, ac) in [
+            ("aho_corasick_stream", &ac),
+            ("aho_corasick_stream_dfa", &ac_dfa),
+        ] {
+            if let Some(ac) = ac {
+                let mut bytes = Vec::with_capacity(4096);
+                group.bench_function(BenchmarkId::new(row, name), |b| {
+                    b.iter(|| black_box(aho_stream(ac, &tokens, &mut bytes)))
+                });
+            }
         }
         if let Some(dfa) = &floor_dfa {
             group.bench_function(BenchmarkId::new("step_only", name), |b| {
