@@ -92,22 +92,28 @@ impl Depths {
 /// `aho-corasick` lays it out. The DFA's other parts (match lists, the
 /// prefilter) are small beside it.
 fn dfa_table_bytes(literals: &[&[u8]], ascii_case_insensitive: bool) -> usize {
-    let fold = |l: &[u8]| -> Vec<u8> {
+    // A caseless automaton has one trie node for both cases of a letter.
+    let fold = |b: &u8| {
         if ascii_case_insensitive {
-            l.to_ascii_lowercase()
+            b.to_ascii_lowercase()
         } else {
-            l.to_vec()
+            *b
         }
     };
     // Trie nodes: the root, and a node per distinct prefix, counted over
     // the sorted literals as the bytes past each one's common prefix with
     // the one before.
-    let mut sorted: Vec<Vec<u8>> = literals.iter().map(|l| fold(l)).collect();
-    sorted.sort_unstable();
+    let mut sorted = literals.to_vec();
+    sorted.sort_unstable_by(|a, b| a.iter().map(fold).cmp(b.iter().map(fold)));
     let mut nodes = 1usize;
     let mut prev: &[u8] = &[];
-    for l in &sorted {
-        let common = l.iter().zip(prev).take_while(|(a, b)| a == b).count();
+    for &l in &sorted {
+        let common = l
+            .iter()
+            .map(fold)
+            .zip(prev.iter().map(fold))
+            .take_while(|(a, b)| a == b)
+            .count();
         nodes += l.len() - common;
         prev = l;
     }
