@@ -176,8 +176,22 @@ pub(crate) const ENGINES: [Engine; 7] = [
     Engine::LiteralNfa,
 ];
 
+/// The environment variable that turns the engine's fast paths off in
+/// every configuration of [`ENGINES`] (any value), for a long run where no
+/// fast path can cover for the general one's bug.
+const NO_FAST_PATHS_VAR: &str = "STREAM_REPLACE_TEST_NO_FAST_PATHS";
+
 impl Engine {
     fn config(self) -> Config {
+        let config = self.own_config();
+        if std::env::var_os(NO_FAST_PATHS_VAR).is_some() {
+            config.fast_paths(false)
+        } else {
+            config
+        }
+    }
+
+    fn own_config(self) -> Config {
         match self {
             Engine::Fast => Config::new().dfa(DfaKind::Dense),
             Engine::General => Config::new().dfa(DfaKind::Dense).fast_paths(false),
