@@ -1053,14 +1053,11 @@ impl Replacer {
     }
 
     fn feed_byte_chunk(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
-        let emit = |held: &[u8], k: usize| {
-            extend_small(out, held);
-            extend_small(out, &chunk[..k]);
-        };
-        if self
-            .stream
-            .feed_literals(&self.rules.inner.program, chunk, false, emit)
-        {
+        let prog = &self.rules.inner.program;
+        if let Some(feed) = self.stream.step_literals(prog, chunk, false) {
+            extend_small(out, self.stream.held_before(feed.safe));
+            extend_small(out, &chunk[..feed.cut]);
+            self.stream.commit_literals(prog, chunk, feed);
             // As in `feed_str_chunk`.
             self.check_held(out, false)?;
             if self.stream.is_stopped() {
@@ -1167,18 +1164,23 @@ impl Replacer {
     }
 
     /// The literal-only fast path of `feed_str_chunk` for a token-sized
-    /// chunk (`StreamState::feed_literals`): true when it took the chunk
+    /// chunk (`StreamState::step_literals`): true when it took the chunk
     /// and appended what that released to `out`.
     #[inline(always)]
     fn feed_literals_str(&mut self, chunk: &str, out: &mut String) -> bool {
-        let emit = |held: &[u8], k: usize| {
-            // `held` is text the stream held before, UTF-8 unless byte
-            // feeds left a character cut.
-            push_text(out, held);
-            out.push_str(&chunk[..k]);
+        let prog = &self.rules.inner.program;
+        let Some(feed) = self.stream.step_literals(prog, chunk.as_bytes(), true) else {
+            return false;
         };
-        self.stream
-            .feed_literals(&self.rules.inner.program, chunk.as_bytes(), true, emit)
+        // Text the stream held before, UTF-8 unless byte feeds left a
+        // character cut; then whole characters of the chunk.
+        let held = self.stream.held_before(feed.safe);
+        if !held.is_empty() {
+            push_text(out, held);
+        }
+        out.push_str(&chunk[..feed.cut]);
+        self.stream.commit_literals(prog, chunk.as_bytes(), feed);
+        true
     }
 
     /// Feeds a segment of a `&str` chunk to the engine (after

@@ -212,8 +212,13 @@ pub(crate) struct Program {
     thread_rules: Vec<usize>,
     literal: Option<literal::Program>,
     /// Whether every rule is on the literal matcher and its fast paths
-    /// run: then token-sized feeds take `StreamState::feed_literals`.
+    /// run: then token-sized feeds take `StreamState::step_literals`.
     literals_only: bool,
+    /// `step_literals` applies to this program: every rule is on the
+    /// literal matcher, with its fast paths...
+    literal_tokens: bool,
+    /// ...and, for `&str` feeds, no literal starts inside a character.
+    literal_tokens_str: bool,
 }
 
 /// Index of each matcher in the stream's slots.
@@ -225,10 +230,21 @@ const LITERAL: usize = 1;
 /// it, so this bounds that waste per decided match.
 const PIECE: usize = 128;
 
-/// The longest chunk `StreamState::feed_literals` takes: token-sized
+/// The longest chunk `StreamState::step_literals` takes: token-sized
 /// feeds, whose per-feed cost it cuts. Longer chunks go the general way,
 /// where the prefilter skips text in place.
 const SMALL_FEED: usize = 32;
+
+/// A token-sized feed the literal matcher stepped (`step_literals`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LiteralFeed {
+    /// The automaton's state after the chunk.
+    state: Option<aho_corasick::automaton::StateID>,
+    /// Everything the stream held before this is released.
+    pub(crate) safe: usize,
+    /// And the chunk up to this.
+    pub(crate) cut: usize,
+}
 
 impl Program {
     /// Compiles the rules' patterns. With `Config::literal_matcher` on, the
@@ -300,6 +316,9 @@ impl Program {
         Ok(Program {
             threads,
             thread_rules,
+            literal_tokens: literals_only,
+            literal_tokens_str: literals_only
+                && literal.as_ref().is_some_and(|p| !p.starts_in_char()),
             literal,
             literals_only,
         })
@@ -341,6 +360,10 @@ pub(crate) struct StreamState {
     /// Set when the sink stopped the stream (`Verdict::Stop`): nothing is
     /// scanned or released until a reset.
     stopped: bool,
+    /// Set by `commit_literals`, cleared by every other change: the
+    /// stream's conditions of `step_literals` hold (`token_ready`), so the
+    /// next token-sized feed need not check them one by one.
+    token: bool,
 }
 
 impl StreamState {
@@ -355,11 +378,13 @@ impl StreamState {
             suppress: None,
             suppress_tail: false,
             stopped: false,
+            token: false,
         }
     }
 
     /// Forgets the stream; keeps the allocations and the DFA cache.
     pub(crate) fn reset(&mut self) {
+        self.token = false;
         self.tape.reset();
         if let Some(t) = &mut self.threads {
             t.reset();
@@ -400,6 +425,7 @@ impl StreamState {
         whole_chars: bool,
         sink: &mut impl Sink,
     ) {
+        self.token = false;
         if chunk.len() > PIECE && prog.threads.is_some() && prog.literal.is_some() {
             let mut rest = chunk;
             while !rest.is_empty() {
@@ -430,6 +456,7 @@ impl StreamState {
         whole_chars: bool,
         sink: &mut impl Sink,
     ) {
+        self.token = false;
         // A stopped stream is failed and reset by its owner before any
         // other feed.
         debug_assert!(!self.stopped);
@@ -440,70 +467,103 @@ impl StreamState {
         self.advance(prog, whole_chars, sink);
     }
 
-    /// Feeds a token-sized chunk when every rule is a literal and the
+    /// Steps a token-sized chunk when every rule is a literal and the
     /// literal matcher only follows its automaton (the usual state between
-    /// feeds): steps the chunk where it is and, when no literal matches in
-    /// it, releases everything before the literal prefix the automaton then
-    /// holds. Gives `emit` what that released, for the caller to emit in
-    /// this order: bytes the stream held before, then `chunk[..k]` (with
-    /// `whole_chars`, `k` is a character boundary: no literal starts inside
-    /// a character); returns true.
+    /// feeds), where it is, without changing the stream: when no literal
+    /// matches in it, returns what the general path would do, for
+    /// `commit_literals`. The caller emits, in this order,
+    /// `held_before(feed.safe)` (bytes the stream held before) and
+    /// `chunk[..feed.cut]` (with `whole_chars`, a character boundary: no
+    /// literal starts inside a character), then commits.
     ///
-    /// Returns false, having done nothing, when this does not apply or a
-    /// literal matches in the chunk: the caller then feeds the chunk the
-    /// general way, which decides the match. With one matcher and nothing
-    /// decided there is nothing to merge, so this is the general path's
-    /// result at a fraction of its cost.
+    /// Returns `None` when this does not apply or a literal matches in the
+    /// chunk: the caller then feeds the chunk the general way, which
+    /// decides the match. With one matcher and nothing decided there is
+    /// nothing to merge, so this is the general path's result at a
+    /// fraction of its cost. (Two steps rather than a callback, so that
+    /// the caller's output code inlines.)
     #[inline(always)]
-    pub(crate) fn feed_literals(
-        &mut self,
+    pub(crate) fn step_literals(
+        &self,
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-        emit: impl FnOnce(&[u8], usize),
-    ) -> bool {
-        let Some(p) = prog.literal.as_ref() else {
-            return false;
+    ) -> Option<LiteralFeed> {
+        let p = prog.literal.as_ref()?;
+        // Where a literal starts inside a character (a regex's bytes), the
+        // general path moves the release point back to a boundary.
+        let tokens = if whole_chars {
+            prog.literal_tokens_str
+        } else {
+            prog.literal_tokens
         };
-        if !prog.literals_only
+        if !tokens
             || chunk.is_empty()
             || chunk.len() > SMALL_FEED
-            || self.suppress.is_some()
-            || self.decided[LITERAL].is_some()
-            || !self.literals.is_plain()
-            || self.literals.scanned() != self.tape.offset()
-            // Where a literal starts inside a character (a regex's bytes),
-            // the general path moves the release point back to a boundary.
-            || (whole_chars && p.starts_in_char())
+            || !(self.token || self.token_ready())
         {
-            return false;
+            return None;
         }
+        debug_assert!(self.token_ready());
         debug_assert!(!self.stopped && self.decided == [None, None]);
-        let Some(state) = self.literals.step_plain(p, chunk) else {
-            return false;
-        };
+        let state = self.literals.step_plain(p, chunk)?;
         let offset = self.tape.offset();
-        let end = offset + chunk.len();
         // The least live position: what the general path releases up to.
         let held = p.held_in(state);
-        self.literals.go_to(state, end);
-        if let Some(k) = chunk.len().checked_sub(held) {
-            // All the tape held is released, and the chunk up to `k`: the
-            // tape starts again with the rest of the chunk. (No released
-            // byte is kept as look-behind: no literal looks behind.)
-            emit(self.tape.held_bytes(), k);
-            self.tape.restart(end, &chunk[k..]);
+        Some(match chunk.len().checked_sub(held) {
+            // All the tape held is released, and the chunk up to `cut`.
+            Some(cut) => LiteralFeed {
+                state,
+                safe: offset,
+                cut,
+            },
+            // The held prefix starts before the chunk: only what the tape
+            // held before it is released.
+            None => LiteralFeed {
+                state,
+                safe: offset + chunk.len() - held,
+                cut: 0,
+            },
+        })
+    }
+
+    /// The stream's conditions of `step_literals`: the literal matcher
+    /// only follows its automaton, up to the end of the tape, and nothing
+    /// is decided or suppressed.
+    fn token_ready(&self) -> bool {
+        self.suppress.is_none()
+            && self.decided[LITERAL].is_none()
+            && self.literals.is_plain()
+            && self.literals.scanned() == self.tape.offset()
+    }
+
+    /// The bytes the stream holds before stream offset `upto`.
+    #[inline(always)]
+    pub(crate) fn held_before(&self, upto: usize) -> &[u8] {
+        self.tape.held_before(upto)
+    }
+
+    /// Applies `feed`, from `step_literals` on `chunk`, once the caller has
+    /// emitted what it releases.
+    #[inline(always)]
+    pub(crate) fn commit_literals(&mut self, prog: &Program, chunk: &[u8], feed: LiteralFeed) {
+        let end = self.tape.offset() + chunk.len();
+        self.literals.go_to(feed.state, end);
+        if feed.safe == self.tape.offset() {
+            // The tape starts again with the rest of the chunk. (No
+            // released byte is kept as look-behind: no literal looks
+            // behind.)
+            self.tape.restart(end, &chunk[feed.cut..]);
         } else {
-            // The held prefix starts before the chunk: it goes on the tape,
-            // and only what the tape held before that prefix is released.
-            let safe = end - held;
-            debug_assert!(safe >= self.tape.emitted());
+            // The chunk goes on the tape, whose bytes before the held
+            // prefix are released.
+            debug_assert!(feed.cut == 0 && feed.safe >= self.tape.emitted());
             self.tape.compact();
             self.tape.push_copy(chunk);
-            emit(self.tape.release_then_skip(safe, safe), 0);
+            self.tape.skip_to(feed.safe);
         }
+        self.token = true;
         self.check_invariants(prog);
-        true
     }
 
     /// With the stream idle (`is_idle`), every rule a literal and no
@@ -524,6 +584,7 @@ impl StreamState {
         whole_chars: bool,
         sink: &mut impl Sink,
     ) -> usize {
+        self.token = false;
         let Some(p) = prog.literal.as_ref() else {
             return 0;
         };
@@ -605,6 +666,7 @@ impl StreamState {
         whole_chars: bool,
         sink: &mut impl Sink,
     ) -> usize {
+        self.token = false;
         // Only the thread matcher can give text back: with the literal
         // matcher too, the part is simply fed.
         let lazy = prog.literal.is_none() && self.suppress.is_none();
@@ -820,6 +882,7 @@ impl StreamState {
 
     /// Ends the input and releases everything.
     pub(crate) fn finish(&mut self, prog: &Program, sink: &mut impl Sink) {
+        self.token = false;
         if self.stopped {
             return;
         }
@@ -841,6 +904,7 @@ impl StreamState {
     /// Drops everything held and continues as if the stream had been
     /// released up to here (used by the held-limit policies).
     pub(crate) fn discard_held(&mut self) {
+        self.token = false;
         // A UTF-8 character cut at the end of the buffer is kept as input,
         // so the output does not carry the tail of a character whose head
         // was discarded.
@@ -871,6 +935,7 @@ impl StreamState {
         whole_chars: bool,
         sink: &mut impl Sink,
     ) {
+        self.token = false;
         if self.suppress.is_some() {
             // A greedy match that keeps growing after its first end: the
             // text held after that end goes too, and so does the rest of
@@ -978,6 +1043,7 @@ impl StreamState {
     /// place is never a UTF-8 continuation byte.
     #[inline(always)]
     pub(crate) fn idle_prefix(&mut self, prog: &Program, chunk: &[u8]) -> usize {
+        self.token = false;
         if !self.is_idle(prog) {
             return 0;
         }

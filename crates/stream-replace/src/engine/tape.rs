@@ -124,10 +124,11 @@ impl Tape {
         self.buf.extend_from_slice(chunk);
     }
 
-    /// The bytes received but not yet released.
+    /// The bytes received but not yet released before stream offset
+    /// `upto` (at least `emitted`, at most `offset()`).
     #[inline(always)]
-    pub(crate) fn held_bytes(&self) -> &[u8] {
-        &self.buf[self.emitted - self.base..]
+    pub(crate) fn held_before(&self, upto: usize) -> &[u8] {
+        &self.buf[self.emitted - self.base..upto - self.base]
     }
 
     /// Marks everything before `end - tail.len()` released and makes
@@ -163,17 +164,6 @@ impl Tape {
         let from = self.emitted - self.base;
         self.emitted = upto;
         &self.buf[from..upto - self.base]
-    }
-
-    /// Marks everything before `skip` released and returns the bytes
-    /// before `upto` (at most `skip`) this released: the caller gives out
-    /// the bytes between `upto` and `skip` itself.
-    #[inline(always)]
-    pub(crate) fn release_then_skip(&mut self, upto: usize, skip: usize) -> &[u8] {
-        debug_assert!(upto <= skip && skip <= self.offset());
-        let from = self.emitted.min(upto);
-        self.emitted = self.emitted.max(skip);
-        &self.buf[from - self.base..upto - self.base]
     }
 
     /// Moves `emitted` to `p` without giving anything out (the bytes
