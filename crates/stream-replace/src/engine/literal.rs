@@ -62,9 +62,22 @@ const HAS_CHILD: u32 = 1 << 31;
 /// contiguous NFA's, offsets of states of varied sizes).
 #[derive(Debug)]
 enum Depths {
-    Dense { shift: u32, table: Vec<u32> },
+    /// A byte per entry (the depth, and `NARROW_CHILD` for `HAS_CHILD`)
+    /// when every depth fits: a quarter of the cache lines of `Dense`,
+    /// which matters to a big automaton's one lookup per feed.
+    Narrow {
+        shift: u32,
+        table: Vec<u8>,
+    },
+    Dense {
+        shift: u32,
+        table: Vec<u32>,
+    },
     Sparse(DepthMap),
 }
+
+/// `HAS_CHILD` in a `Depths::Narrow` entry.
+const NARROW_CHILD: u8 = 0x80;
 
 impl Depths {
     /// A dense table when it takes at most a few entries per state.
@@ -77,6 +90,18 @@ impl Depths {
             .unwrap_or(0);
         if len > 4 * map.len() + 64 {
             return Depths::Sparse(map);
+        }
+        if map
+            .values()
+            .all(|&d| d & !HAS_CHILD < u32::from(NARROW_CHILD))
+        {
+            let mut table = vec![0; len];
+            for (&k, &d) in &map {
+                let child = if d & HAS_CHILD != 0 { NARROW_CHILD } else { 0 };
+                // Below `NARROW_CHILD`: the check above.
+                table[(k >> shift) as usize] = (d & !HAS_CHILD) as u8 | child;
+            }
+            return Depths::Narrow { shift, table };
         }
         let mut table = vec![0; len];
         for (&k, &d) in &map {
@@ -359,6 +384,10 @@ impl Program {
     #[inline(always)]
     fn entry(&self, sid: aho_corasick::automaton::StateID) -> u32 {
         match &self.depth {
+            Depths::Narrow { shift, table } => {
+                let e = table.get(sid.as_usize() >> shift).copied().unwrap_or(0);
+                u32::from(e & !NARROW_CHILD) | (u32::from(e & NARROW_CHILD) << 24)
+            }
             Depths::Dense { shift, table } => {
                 table.get(sid.as_usize() >> shift).copied().unwrap_or(0)
             }
@@ -1016,5 +1045,67 @@ mod tests {
         assert!(matches!(nfa.aut, Aut::Nfa(_)));
         let dfa = Program::new(&set, vec![0, 1], false, 1 << 20, true).unwrap();
         assert!(matches!(dfa.aut, Aut::Dfa(_)));
+    }
+
+    /// The longest suffix of `text` that is a proper prefix of a literal.
+    fn naive_held(literals: &[&[u8]], text: &[u8]) -> usize {
+        (1..=text.len())
+            .rev()
+            .find(|&d| {
+                let suffix = &text[text.len() - d..];
+                literals
+                    .iter()
+                    .any(|l| l.len() > d && l.starts_with(suffix))
+            })
+            .unwrap_or(0)
+    }
+
+    /// The depth table gives the held prefix of every state, in its byte
+    /// form (depths below 128) and its word form (a longer literal), on
+    /// both automata.
+    #[test]
+    fn depth_tables_give_the_held_prefix() {
+        let long = [b"c".repeat(200), b"d".to_vec()].concat();
+        let short: Vec<&[u8]> = vec![b"abcab", b"bcx", b"cca"];
+        let with_long: Vec<&[u8]> = vec![b"abcab", b"bcx", &long];
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        for (set, narrow) in [(&short, true), (&with_long, false)] {
+            for limit in [0, 1 << 20] {
+                let rules = (0..set.len()).collect();
+                let prog = Program::new(set, rules, false, limit, true).unwrap();
+                assert_eq!(matches!(prog.depth, Depths::Narrow { .. }), narrow);
+                for _ in 0..200 {
+                    let mut text = Vec::new();
+                    let runs = if narrow { 1 } else { 150 };
+                    for _ in 0..12 {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        let b = b"abcx"[(rng % 4) as usize];
+                        let n = if b == b'c' {
+                            1 + (rng >> 8) as usize % runs
+                        } else {
+                            1
+                        };
+                        text.extend(std::iter::repeat_n(b, n));
+                    }
+                    for end in 1..=text.len() {
+                        let hay = &text[..end];
+                        let state = match &prog.aut {
+                            Aut::Dfa(a) => Literals::step_from(&prog, a, None, hay),
+                            Aut::Nfa(a) => Literals::step_from(&prog, a, None, hay),
+                        };
+                        // A literal matched: the general path decides it.
+                        let Some(state) = state else { break };
+                        assert_eq!(
+                            prog.held_in(state),
+                            naive_held(set, hay),
+                            "limit {limit}, text {:?}",
+                            String::from_utf8_lossy(hay)
+                        );
+                    }
+                }
+            }
+        }
     }
 }
