@@ -396,12 +396,11 @@ impl Program {
     }
 
     /// How many bytes before the end of the text stepped the earliest
-    /// literal that can still match starts, in `state` (`None` for the
-    /// start state).
+    /// literal that can still match starts, in `sid` (the depth table
+    /// gives the start state 0).
     #[inline(always)]
-    pub(crate) fn held_in(&self, state: Option<aho_corasick::automaton::StateID>) -> usize {
-        // The depth table gives the start state 0: no branch on `None`.
-        self.depth(state.unwrap_or(self.start))
+    pub(crate) fn held_in(&self, sid: aho_corasick::automaton::StateID) -> usize {
+        self.depth(sid)
     }
 
     /// The depth of a state other than the start state.
@@ -916,49 +915,56 @@ impl Literals {
 
     /// With the matcher plain (see `is_plain`) and the fast paths on, steps
     /// `hay`, the bytes from its position on, where it is, without moving
-    /// the matcher: the state at the end of `hay` (`None` for the start
-    /// state) when no literal matches in it, for `go_to`. At the first
-    /// match, `None`: the tape's path records and decides it.
+    /// the matcher: the state at the end of `hay` when no literal matches
+    /// in it, for `go_to`. At the first match, `None`: the tape's path
+    /// records and decides it.
     #[inline(always)]
     pub(crate) fn step_plain(
         &self,
         prog: &Program,
         hay: &[u8],
-    ) -> Option<Option<aho_corasick::automaton::StateID>> {
+    ) -> Option<aho_corasick::automaton::StateID> {
         debug_assert!(self.is_plain() && prog.fast);
+        let sid = self.state.unwrap_or(prog.start);
         match &prog.aut {
-            Aut::Dfa(a) => Self::step_from(prog, a, self.state, hay),
-            Aut::Nfa(a) => Self::step_from(prog, a, self.state, hay),
+            Aut::Dfa(a) => Self::step_from(a, sid, hay),
+            Aut::Nfa(a) => Self::step_from(a, sid, hay),
         }
     }
 
-    /// Moves the plain matcher to `pos`, in `state` (from `step_plain`).
+    /// Moves the plain matcher to `pos`, in `sid` (from `step_plain`).
     #[inline(always)]
-    pub(crate) fn go_to(&mut self, state: Option<aho_corasick::automaton::StateID>, pos: usize) {
+    pub(crate) fn go_to(
+        &mut self,
+        prog: &Program,
+        sid: aho_corasick::automaton::StateID,
+        pos: usize,
+    ) {
         debug_assert!(self.is_plain());
-        self.state = state;
+        // Stepping unanchored never enters the anchored start state: the
+        // unanchored one is the only start state it can be in.
+        self.state = (sid != prog.start).then_some(sid);
         self.pos = pos;
     }
 
-    /// The loop of `step_plain`: the state after `hay` from `state`
-    /// (`None` for the start state), or `None` at the first match. It does
-    /// not skip bytes no literal begins with: on a few bytes that costs
-    /// more mispredicted branches than the automaton's steps it saves.
+    /// The loop of `step_plain`: the state after `hay` from `sid`, or
+    /// `None` at the first match. It does not skip bytes no literal begins
+    /// with: on a few bytes that costs more mispredicted branches than the
+    /// automaton's steps it saves.
     #[inline(always)]
     fn step_from<A: Automaton>(
-        prog: &Program,
         aut: &A,
-        state: Option<aho_corasick::automaton::StateID>,
+        mut sid: aho_corasick::automaton::StateID,
         hay: &[u8],
-    ) -> Option<Option<aho_corasick::automaton::StateID>> {
-        let mut sid = state.unwrap_or(prog.start);
+    ) -> Option<aho_corasick::automaton::StateID> {
         for &b in hay {
             sid = aut.next_state(Anchored::No, sid, b);
             if aut.is_match(sid) || aut.is_dead(sid) {
                 return None;
             }
         }
-        Some((!aut.is_start(sid)).then_some(sid))
+        debug_assert!(aut.is_start(sid) == (sid == aut.start_state(Anchored::No).unwrap()));
+        Some(sid)
     }
 
     /// The earliest position where a literal could still start a match
@@ -1092,8 +1098,8 @@ mod tests {
                     for end in 1..=text.len() {
                         let hay = &text[..end];
                         let state = match &prog.aut {
-                            Aut::Dfa(a) => Literals::step_from(&prog, a, None, hay),
-                            Aut::Nfa(a) => Literals::step_from(&prog, a, None, hay),
+                            Aut::Dfa(a) => Literals::step_from(a, prog.start, hay),
+                            Aut::Nfa(a) => Literals::step_from(a, prog.start, hay),
                         };
                         // A literal matched: the general path decides it.
                         let Some(state) = state else { break };

@@ -239,7 +239,9 @@ const SMALL_FEED: usize = 32;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LiteralFeed {
     /// The automaton's state after the chunk.
-    state: Option<aho_corasick::automaton::StateID>,
+    sid: aho_corasick::automaton::StateID,
+    /// The stream offset after the chunk.
+    end: usize,
     /// Everything the stream held before this is released.
     pub(crate) safe: usize,
     /// And the chunk up to this.
@@ -497,31 +499,34 @@ impl StreamState {
         } else {
             prog.literal_tokens
         };
+        // `chunk.len()` from 1 to `SMALL_FEED`, in one comparison.
         if !tokens
-            || chunk.is_empty()
-            || chunk.len() > SMALL_FEED
+            || chunk.len().wrapping_sub(1) >= SMALL_FEED
             || !(self.token || self.token_ready())
         {
             return None;
         }
         debug_assert!(self.token_ready());
         debug_assert!(!self.stopped && self.decided == [None, None]);
-        let state = self.literals.step_plain(p, chunk)?;
+        let sid = self.literals.step_plain(p, chunk)?;
         let offset = self.tape.offset();
+        let end = offset + chunk.len();
         // The least live position: what the general path releases up to.
-        let held = p.held_in(state);
+        let held = p.held_in(sid);
         Some(match chunk.len().checked_sub(held) {
             // All the tape held is released, and the chunk up to `cut`.
             Some(cut) => LiteralFeed {
-                state,
+                sid,
+                end,
                 safe: offset,
                 cut,
             },
             // The held prefix starts before the chunk: only what the tape
             // held before it is released.
             None => LiteralFeed {
-                state,
-                safe: offset + chunk.len() - held,
+                sid,
+                end,
+                safe: end - held,
                 cut: 0,
             },
         })
@@ -547,9 +552,11 @@ impl StreamState {
     /// emitted what it releases.
     #[inline(always)]
     pub(crate) fn commit_literals(&mut self, prog: &Program, chunk: &[u8], feed: LiteralFeed) {
-        let end = self.tape.offset() + chunk.len();
-        self.literals.go_to(feed.state, end);
-        if feed.safe == self.tape.offset() {
+        let end = feed.end;
+        if let Some(p) = prog.literal.as_ref() {
+            self.literals.go_to(p, feed.sid, end);
+        }
+        if feed.safe + chunk.len() == end {
             // The tape starts again with the rest of the chunk. (No
             // released byte is kept as look-behind: no literal looks
             // behind.)
