@@ -418,10 +418,10 @@ impl Replacer {
 
     #[inline(always)]
     fn feed_str_chunk(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        if self.feed_literals_str(chunk, out) {
+        if let Some(held) = self.feed_literals_str(chunk, out) {
             // What the automaton holds is at most the longest literal, but
             // the limit may be lower.
-            if self.stream.held() > self.max_held {
+            if held > self.max_held {
                 return self.held_limit_str(out);
             }
             return Ok(());
@@ -1164,14 +1164,13 @@ impl Replacer {
     }
 
     /// The literal-only fast path of `feed_str_chunk` for a token-sized
-    /// chunk (`StreamState::step_literals`): true when it took the chunk
-    /// and appended what that released to `out`.
+    /// chunk (`StreamState::step_literals`): when it took the chunk and
+    /// appended what that released to `out`, how many bytes the stream
+    /// then holds.
     #[inline(always)]
-    fn feed_literals_str(&mut self, chunk: &str, out: &mut String) -> bool {
+    fn feed_literals_str(&mut self, chunk: &str, out: &mut String) -> Option<usize> {
         let prog = &self.rules.inner.program;
-        let Some(feed) = self.stream.step_literals(prog, chunk.as_bytes(), true) else {
-            return false;
-        };
+        let feed = self.stream.step_literals(prog, chunk.as_bytes(), true)?;
         // Text the stream held before, UTF-8 unless byte feeds left a
         // character cut; then whole characters of the chunk.
         let held = self.stream.held_before(feed.safe);
@@ -1180,7 +1179,7 @@ impl Replacer {
         }
         out.push_str(&chunk[..feed.cut]);
         self.stream.commit_literals(prog, chunk.as_bytes(), feed);
-        true
+        Some(feed.held)
     }
 
     /// Feeds a segment of a `&str` chunk to the engine (after

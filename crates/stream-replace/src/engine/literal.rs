@@ -395,6 +395,18 @@ impl Program {
         }
     }
 
+    /// The matcher's state for `sid`, a state `Literals::step_plain`
+    /// returned: `None` for the start state. (Stepping unanchored never
+    /// enters the anchored start state: the unanchored one is the only
+    /// start state it can be in.)
+    #[inline(always)]
+    pub(crate) fn plain_state(
+        &self,
+        sid: aho_corasick::automaton::StateID,
+    ) -> Option<aho_corasick::automaton::StateID> {
+        (sid != self.start).then_some(sid)
+    }
+
     /// How many bytes before the end of the text stepped the earliest
     /// literal that can still match starts, in `sid` (the depth table
     /// gives the start state 0).
@@ -932,18 +944,11 @@ impl Literals {
         }
     }
 
-    /// Moves the plain matcher to `pos`, in `sid` (from `step_plain`).
+    /// Moves the plain matcher to `pos`, in `state` (from `plain_state`).
     #[inline(always)]
-    pub(crate) fn go_to(
-        &mut self,
-        prog: &Program,
-        sid: aho_corasick::automaton::StateID,
-        pos: usize,
-    ) {
+    pub(crate) fn go_to(&mut self, state: Option<aho_corasick::automaton::StateID>, pos: usize) {
         debug_assert!(self.is_plain());
-        // Stepping unanchored never enters the anchored start state: the
-        // unanchored one is the only start state it can be in.
-        self.state = (sid != prog.start).then_some(sid);
+        self.state = state;
         self.pos = pos;
     }
 

@@ -238,8 +238,10 @@ const SMALL_FEED: usize = 32;
 /// A token-sized feed the literal matcher stepped (`step_literals`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LiteralFeed {
-    /// The automaton's state after the chunk.
-    sid: aho_corasick::automaton::StateID,
+    /// The literal matcher's state after the chunk.
+    state: Option<aho_corasick::automaton::StateID>,
+    /// How many bytes the stream holds after the chunk.
+    pub(crate) held: usize,
     /// The stream offset after the chunk.
     end: usize,
     /// Everything the stream held before this is released.
@@ -516,7 +518,8 @@ impl StreamState {
         Some(match chunk.len().checked_sub(held) {
             // All the tape held is released, and the chunk up to `cut`.
             Some(cut) => LiteralFeed {
-                sid,
+                state: p.plain_state(sid),
+                held,
                 end,
                 safe: offset,
                 cut,
@@ -524,7 +527,8 @@ impl StreamState {
             // The held prefix starts before the chunk: only what the tape
             // held before it is released.
             None => LiteralFeed {
-                sid,
+                state: p.plain_state(sid),
+                held,
                 end,
                 safe: end - held,
                 cut: 0,
@@ -553,9 +557,7 @@ impl StreamState {
     #[inline(always)]
     pub(crate) fn commit_literals(&mut self, prog: &Program, chunk: &[u8], feed: LiteralFeed) {
         let end = feed.end;
-        if let Some(p) = prog.literal.as_ref() {
-            self.literals.go_to(p, feed.sid, end);
-        }
+        self.literals.go_to(feed.state, end);
         if feed.safe + chunk.len() == end {
             // The tape starts again with the rest of the chunk. (No
             // released byte is kept as look-behind: no literal looks
@@ -570,6 +572,7 @@ impl StreamState {
             self.tape.skip_to(feed.safe);
         }
         self.token = true;
+        debug_assert_eq!(self.held(), feed.held);
         self.check_invariants(prog);
     }
 
