@@ -4,7 +4,7 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::config::HeldLimit;
-use crate::engine::{extend_small, Sink, StreamState, Verdict};
+use crate::engine::{extend_small, LiteralFeed, Sink, StreamState, Verdict};
 use crate::error::StreamError;
 use crate::guard::{self, Counters, EvaluateConfig, Evaluation, StreamGuard, Trigger};
 use crate::replacement::{Placeholders, State};
@@ -394,12 +394,40 @@ impl Replacer {
     /// assert_eq!(out, "abc bye!");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn feed_into(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        // The usual feed of a stream whose rules are all literals, a
+        // token-sized chunk, takes the literal matcher's fast path here;
+        // everything else, the general way.
+        if !self.busy && self.failed.is_none() && self.word_cap.is_none() {
+            let prog = &self.rules.inner.program;
+            if let Some(feed) = self.stream.step_literals(prog, chunk.as_bytes(), true) {
+                // As `enter` does: a panic from here on poisons the stream.
+                self.busy = true;
+                let held = self.emit_literals_str(chunk, feed, out);
+                // What the automaton holds is at most the longest literal,
+                // but the limit may be lower.
+                let result = if held > self.max_held {
+                    self.held_limit_str(out)
+                } else {
+                    Ok(())
+                };
+                self.busy = false;
+                return result;
+            }
+        }
+        self.feed_into_general(chunk, out)
+    }
+
+    /// `feed_into` past its fast path.
+    #[inline(never)]
+    fn feed_into_general(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
         self.enter()?;
         if self.word_cap.is_some() {
             return self.feed_words(chunk, out);
         }
-        let result = self.feed_str_chunk(chunk, out);
+        // `feed_into` found that the literal fast path does not apply.
+        let result = self.feed_str_engine(chunk, out);
         self.busy = false;
         result
     }
@@ -1171,6 +1199,14 @@ impl Replacer {
     fn feed_literals_str(&mut self, chunk: &str, out: &mut String) -> Option<usize> {
         let prog = &self.rules.inner.program;
         let feed = self.stream.step_literals(prog, chunk.as_bytes(), true)?;
+        Some(self.emit_literals_str(chunk, feed, out))
+    }
+
+    /// Appends what `feed` (from `StreamState::step_literals` on `chunk`)
+    /// releases to `out` and applies it; returns how many bytes the stream
+    /// then holds.
+    #[inline(always)]
+    fn emit_literals_str(&mut self, chunk: &str, feed: LiteralFeed, out: &mut String) -> usize {
         // Text the stream held before, UTF-8 unless byte feeds left a
         // character cut; then whole characters of the chunk.
         let held = self.stream.held_before(feed.safe);
@@ -1178,8 +1214,9 @@ impl Replacer {
             push_text(out, held);
         }
         out.push_str(&chunk[..feed.cut]);
-        self.stream.commit_literals(prog, chunk.as_bytes(), feed);
-        Some(feed.held)
+        self.stream
+            .commit_literals(&self.rules.inner.program, chunk.as_bytes(), feed);
+        feed.held
     }
 
     /// Feeds a segment of a `&str` chunk to the engine (after
