@@ -1213,9 +1213,11 @@ impl Replacer {
         if !held.is_empty() {
             push_text(out, held);
         }
-        out.push_str(&chunk[..feed.cut]);
+        let cut = feed.cut;
         self.stream
             .commit_literals(&self.rules.inner.program, chunk.as_bytes(), feed);
+        // Last, so that little is live across the copy's call.
+        out.push_str(&chunk[..cut]);
         feed.held
     }
 

@@ -365,8 +365,9 @@ pub(crate) struct StreamState {
     /// scanned or released until a reset.
     stopped: bool,
     /// Set by `commit_literals`, cleared by every other change: the
-    /// stream's conditions of `step_literals` hold (`token_ready`), so the
-    /// next token-sized feed need not check them one by one.
+    /// conditions of `step_literals` hold (`token_ready`, and the program
+    /// takes `&str` and byte feeds that way), so the next token-sized feed
+    /// need not check them one by one.
     token: bool,
 }
 
@@ -501,13 +502,14 @@ impl StreamState {
         } else {
             prog.literal_tokens
         };
-        // `chunk.len()` from 1 to `SMALL_FEED`, in one comparison.
-        if !tokens
-            || chunk.len().wrapping_sub(1) >= SMALL_FEED
-            || !(self.token || self.token_ready())
+        // `chunk.len()` from 1 to `SMALL_FEED`, in one comparison; the
+        // flag implies `tokens` (see `commit_literals`).
+        if chunk.len().wrapping_sub(1) >= SMALL_FEED
+            || !(self.token || tokens && self.token_ready())
         {
             return None;
         }
+        debug_assert!(tokens);
         debug_assert!(self.token_ready());
         debug_assert!(!self.stopped && self.decided == [None, None]);
         let sid = self.literals.step_plain(p, chunk)?;
@@ -571,7 +573,10 @@ impl StreamState {
             self.tape.push_copy(chunk);
             self.tape.skip_to(feed.safe);
         }
-        self.token = true;
+        // Only where `&str` feeds may take the path too (no literal
+        // starts inside a character), so that the flag stands for the
+        // program's condition as well.
+        self.token = prog.literal_tokens_str;
         debug_assert_eq!(self.held(), feed.held);
         self.check_invariants(prog);
     }
