@@ -1360,7 +1360,9 @@ pub(crate) fn push_text(out: &mut String, bytes: &[u8]) {
         // Cheaper than a call to `from_utf8` for the few bytes a
         // token-sized feed releases.
         for &b in bytes {
-            out.push(char::from(b));
+            // The mask, a no-op on ASCII, tells the compiler the char
+            // takes one byte.
+            out.push(char::from(b & 0x7f));
         }
     } else {
         match std::str::from_utf8(bytes) {

@@ -36,9 +36,8 @@ pub(crate) struct Tape {
 #[inline(always)]
 pub(crate) fn extend_small(v: &mut Vec<u8>, bytes: &[u8]) {
     if bytes.len() <= 16 {
-        for &b in bytes {
-            v.push(b);
-        }
+        // One capacity check, then a plain loop (a trusted-length extend).
+        v.extend(bytes.iter().copied());
     } else {
         v.extend_from_slice(bytes);
     }
