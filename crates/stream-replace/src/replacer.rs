@@ -248,6 +248,9 @@ pub struct Replacer {
     guard: StreamGuard,
     /// With release at word boundaries: the cap on a delimiter-free run.
     word_cap: Option<usize>,
+    /// `failed` and `word_cap` are both `None` (`sync_plain`): one check
+    /// for `feed_into`'s fast path.
+    plain: bool,
     /// Output decided but not shown yet: what follows the last delimiter.
     words: Vec<u8>,
 }
@@ -264,9 +267,15 @@ impl Replacer {
             max_held: rules.inner.config.get_max_held(),
             guard: StreamGuard::new(&rules),
             word_cap: None,
+            plain: true,
             words: Vec::new(),
             rules,
         }
+    }
+
+    /// Sets `plain` after a change of `failed` or `word_cap`.
+    fn sync_plain(&mut self) {
+        self.plain = self.failed.is_none() && self.word_cap.is_none();
     }
 
     /// Replaces every match in `haystack`, the whole input: a stream with
@@ -399,7 +408,8 @@ impl Replacer {
         // The usual feed of a stream whose rules are all literals, a
         // token-sized chunk, takes the literal matcher's fast path here;
         // everything else, the general way.
-        if !self.busy && self.failed.is_none() && self.word_cap.is_none() {
+        debug_assert_eq!(self.plain, self.failed.is_none() && self.word_cap.is_none());
+        if !self.busy && self.plain {
             let prog = &self.rules.inner.program;
             if let Some(feed) = self.stream.step_literals(prog, chunk.as_bytes(), true) {
                 // As `enter` does: a panic from here on poisons the stream.
@@ -711,6 +721,7 @@ impl Replacer {
     /// ```
     pub fn release_at_words(&mut self, cap: Option<usize>) {
         self.word_cap = cap;
+        self.sync_plain();
     }
 
     /// Bytes of output decided but kept back by
@@ -822,6 +833,7 @@ impl Replacer {
     pub fn reset(&mut self) {
         self.stream.reset();
         self.failed = None;
+        self.sync_plain();
         self.busy = false;
         self.guard.block = None;
         self.state.remove::<Placeholders>();
@@ -1061,6 +1073,7 @@ impl Replacer {
             let e = StreamError::poisoned(self.stream.held(), self.max_held);
             self.stream.reset();
             self.failed = Some(e);
+            self.sync_plain();
         }
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -1267,6 +1280,7 @@ impl Replacer {
                     self.stream.discard_held();
                     let e = StreamError::new(held, limit);
                     self.failed = Some(e.clone());
+                    self.sync_plain();
                     return Err(e);
                 }
                 HeldLimit::Replace(text) => {
@@ -1301,6 +1315,7 @@ impl Replacer {
         if let Err(e) = self.enter() {
             // Ends the failed stream: the next call starts a new one.
             self.failed = None;
+            self.sync_plain();
             self.stream.reset();
             return Err(e);
         }
@@ -1316,6 +1331,7 @@ impl Replacer {
             let e = self.fail_blocked();
             // As above: the failed stream is over.
             self.failed = None;
+            self.sync_plain();
             return Err(e);
         }
         Ok(())
@@ -1335,6 +1351,7 @@ impl Replacer {
             .expect("a stopped stream has a block");
         let e = StreamError::blocked(block, held, self.max_held);
         self.failed = Some(e.clone());
+        self.sync_plain();
         e
     }
 
