@@ -1039,6 +1039,36 @@ pub(crate) fn dropped(
     }
 }
 
+/// Whether every match of `rule` is replaced with no check (no validator,
+/// no allowlist, no block, no trigger to record): `apply` then accepts it,
+/// whatever its text.
+#[inline(always)]
+pub(crate) fn is_plain(rules: &Rules, guard: &StreamGuard, rule: usize) -> bool {
+    let meta = &rules.inner.meta;
+    meta.plain[rule] && guard.triggers.is_none() && guard.allow.is_empty() && meta.allow.is_empty()
+}
+
+/// `apply` for a `&str` stream's match of a plain rule (`is_plain`) whose
+/// replacement is fixed text: counts the match and appends the text.
+/// Returns false, having done nothing, for any other rule.
+#[inline(always)]
+pub(crate) fn apply_plain_text(
+    rules: &Rules,
+    guard: &mut StreamGuard,
+    rule: usize,
+    out: &mut String,
+) -> bool {
+    if !is_plain(rules, guard, rule) {
+        return false;
+    }
+    let Some(text) = rules.inner.replacements[rule].as_text() else {
+        return false;
+    };
+    guard.counters.count_match(rule);
+    out.push_str(text);
+    true
+}
+
 /// Appends the output of an accepted match: its replacement, or its text
 /// when allowlisted. Returns the engine's verdict.
 #[allow(clippy::too_many_arguments)]
@@ -1055,12 +1085,7 @@ pub(crate) fn apply(
     out: &mut Vec<u8>,
 ) -> crate::engine::Verdict {
     use crate::engine::Verdict;
-    let meta = &rules.inner.meta;
-    if meta.plain[rule]
-        && guard.triggers.is_none()
-        && guard.allow.is_empty()
-        && meta.allow.is_empty()
-    {
+    if is_plain(rules, guard, rule) {
         // The common case, kept short: a replacement and a count.
         guard.counters.count_match(rule);
         rules.append_replacement(hay, offset, rule, start..end, state, out);

@@ -311,7 +311,7 @@ impl Replacement {
         info: &GroupInfo,
     ) -> Result<Compiled, Error> {
         Ok(match &self.kind {
-            Kind::Literal(s) => Compiled::Literal(s.as_bytes().into()),
+            Kind::Literal(s) => Compiled::Literal(Box::from(&**s)),
             Kind::Closure(f) => Compiled::Closure(f.clone()),
             Kind::Stateful(f) => Compiled::Stateful(f.clone()),
             Kind::Template(t) => {
@@ -346,16 +346,19 @@ impl Replacement {
                         Error::new(ErrorKind::UnknownGroup, Some(rule), Some(pattern), message)
                     })
                 })?;
-                if parts.iter().all(|p| matches!(p, Part::Text(_))) {
-                    let mut text = Vec::new();
-                    for p in parts {
-                        if let Part::Text(t) = p {
-                            text.extend_from_slice(&t);
-                        }
-                    }
-                    Compiled::Literal(text.into())
-                } else {
-                    Compiled::Template(parts.into())
+                let text: Option<Vec<u8>> = parts
+                    .iter()
+                    .map(|p| match p {
+                        Part::Text(t) => Some(t.as_slice()),
+                        Part::Group(_) => None,
+                    })
+                    .collect::<Option<Vec<&[u8]>>>()
+                    .map(|texts| texts.concat());
+                // The template's text between its `$` references is UTF-8,
+                // cut at ASCII bytes.
+                match text.map(String::from_utf8) {
+                    Some(Ok(text)) => Compiled::Literal(text.into()),
+                    _ => Compiled::Template(parts.into()),
                 }
             }
         })
@@ -382,7 +385,7 @@ pub(crate) enum Part {
 /// A replacement ready to run.
 #[derive(Clone)]
 pub(crate) enum Compiled {
-    Literal(Box<[u8]>),
+    Literal(Box<str>),
     Template(Box<[Part]>),
     Closure(Arc<Callback>),
     Stateful(Arc<StateCallback>),
@@ -390,6 +393,14 @@ pub(crate) enum Compiled {
 
 impl Compiled {
     /// Whether running this replacement needs the capture groups.
+    /// The text of a replacement that is fixed text.
+    pub(crate) fn as_text(&self) -> Option<&str> {
+        match self {
+            Compiled::Literal(t) => Some(t),
+            _ => None,
+        }
+    }
+
     pub(crate) fn needs_captures(&self) -> bool {
         !matches!(self, Compiled::Literal(_))
     }
@@ -398,7 +409,7 @@ impl Compiled {
     /// `state` is the stream's, for stateful closures.
     pub(crate) fn append(&self, caps: Option<&Captures<'_>>, state: &mut State, out: &mut Vec<u8>) {
         match self {
-            Compiled::Literal(t) => out.extend_from_slice(t),
+            Compiled::Literal(t) => out.extend_from_slice(t.as_bytes()),
             Compiled::Template(parts) => {
                 for p in parts.iter() {
                     match p {

@@ -436,7 +436,18 @@ impl Replacer {
         if self.word_cap.is_some() {
             return self.feed_words(chunk, out);
         }
-        // `feed_into` found that the literal fast path does not apply.
+        // `feed_into` found that the literal fast path does not apply: if
+        // that is for a match the stream would take that way, the match is
+        // decided here, as the engine would, without the engine's merge.
+        if self.stream.token_mode() && self.feed_token_matches_str(chunk, out) {
+            let result = if self.stream.held() > self.max_held {
+                self.held_limit_str(out)
+            } else {
+                Ok(())
+            };
+            self.busy = false;
+            return result;
+        }
         let result = self.feed_str_engine(chunk, out);
         self.busy = false;
         result
@@ -1215,6 +1226,20 @@ impl Replacer {
         Some(self.emit_literals_str(chunk, feed, out))
     }
 
+    /// `StreamState::feed_token_matches` for a `&str` chunk: true when it
+    /// took the chunk, its output appended to `out`.
+    fn feed_token_matches_str(&mut self, chunk: &str, out: &mut String) -> bool {
+        let mut sink = StrOut {
+            rules: &self.rules,
+            state: &mut self.state,
+            guard: &mut self.guard,
+            out,
+            scratch: &mut self.text_out,
+        };
+        self.stream
+            .feed_token_matches(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink)
+    }
+
     /// Appends what `feed` (from `StreamState::step_literals` on `chunk`)
     /// releases to `out` and applies it; returns how many bytes the stream
     /// then holds.
@@ -1443,6 +1468,10 @@ impl Sink for Out<'_> {
     fn dropped(&mut self, rule: usize, span: Range<usize>) -> bool {
         guard::dropped(self.rules, self.guard, rule, span)
     }
+
+    fn plain(&self, rule: usize) -> bool {
+        guard::is_plain(self.rules, self.guard, rule)
+    }
 }
 
 /// The sink of `&str` streams: like [`Out`], but appends to a `String`,
@@ -1470,6 +1499,9 @@ impl Sink for StrOut<'_> {
         start: usize,
         end: usize,
     ) -> Verdict {
+        if guard::apply_plain_text(self.rules, self.guard, rule, self.out) {
+            return Verdict::Accept;
+        }
         self.scratch.clear();
         let verdict = guard::apply(
             self.rules,
@@ -1488,6 +1520,10 @@ impl Sink for StrOut<'_> {
 
     fn dropped(&mut self, rule: usize, span: Range<usize>) -> bool {
         guard::dropped(self.rules, self.guard, rule, span)
+    }
+
+    fn plain(&self, rule: usize) -> bool {
+        guard::is_plain(self.rules, self.guard, rule)
     }
 }
 

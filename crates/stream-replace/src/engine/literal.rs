@@ -42,6 +42,7 @@ use aho_corasick::automaton::{Automaton, Candidate, Prefilter};
 use aho_corasick::nfa::{contiguous, noncontiguous};
 use aho_corasick::{dfa, Anchored, MatchKind, Span, StartKind};
 
+use super::is_continuation;
 use super::matcher::{Decided, Matcher, Scan};
 use super::tape::Tape;
 use super::IdHasher;
@@ -407,6 +408,67 @@ impl Program {
         (sid != self.start).then_some(sid)
     }
 
+    /// Steps `hay` from `sid`, the automaton going on from the start state
+    /// after each match: when every match it meets is decided where it
+    /// ends (its state a leaf: no longer literal goes on, so the next byte
+    /// would kill it), ends at a character boundary of `hay` (with
+    /// `whole_chars`; `hay` ends at one) and is of a rule for which `plain`
+    /// holds, and there are at most `TOKEN_MATCHES` of them, returns them
+    /// (for each, how many bytes of `hay` it ends after, its rule and its
+    /// length) and the state at the end of `hay`.
+    pub(crate) fn token_matches(
+        &self,
+        sid: aho_corasick::automaton::StateID,
+        hay: &[u8],
+        whole_chars: bool,
+        plain: impl Fn(usize) -> bool,
+    ) -> Option<TokenMatches> {
+        match &self.aut {
+            Aut::Dfa(a) => self.token_matches_in(a, sid, hay, whole_chars, plain),
+            Aut::Nfa(a) => self.token_matches_in(a, sid, hay, whole_chars, plain),
+        }
+    }
+
+    #[inline(always)]
+    fn token_matches_in<A: Automaton>(
+        &self,
+        aut: &A,
+        mut sid: aho_corasick::automaton::StateID,
+        hay: &[u8],
+        whole_chars: bool,
+        plain: impl Fn(usize) -> bool,
+    ) -> Option<TokenMatches> {
+        let mut found = TokenMatches {
+            matches: [(0, 0, 0); TOKEN_MATCHES],
+            len: 0,
+            sid,
+        };
+        for (i, &b) in hay.iter().enumerate() {
+            sid = aut.next_state(Anchored::No, sid, b);
+            if aut.is_special(sid) {
+                if aut.is_dead(sid) {
+                    return None;
+                }
+                if aut.is_match(sid) {
+                    let pattern = aut.match_pattern(sid, 0);
+                    let rule = self.rules[pattern.as_usize()];
+                    if !self.is_leaf(sid)
+                        || !plain(rule)
+                        || found.len == TOKEN_MATCHES
+                        || (whole_chars && hay.get(i + 1).is_some_and(|&c| is_continuation(c)))
+                    {
+                        return None;
+                    }
+                    found.matches[found.len] = (i + 1, rule, aut.pattern_len(pattern));
+                    found.len += 1;
+                    sid = self.start;
+                }
+            }
+        }
+        found.sid = sid;
+        Some(found)
+    }
+
     /// How many bytes before the end of the text stepped the earliest
     /// literal that can still match starts, in `sid` (the depth table
     /// gives the start state 0).
@@ -520,6 +582,21 @@ fn own_match_before<A: Automaton>(
         let m = aut.match_pattern(sid, i);
         aut.pattern_len(m) == k && m.as_usize() < pid
     })
+}
+
+/// The most matches a token-sized chunk may hold for
+/// `Program::token_matches`.
+pub(crate) const TOKEN_MATCHES: usize = 4;
+
+/// The matches `Program::token_matches` found in a chunk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TokenMatches {
+    /// For each match, in order: the chunk's bytes up to its end, its rule
+    /// and its length.
+    pub(crate) matches: [(usize, usize, usize); TOKEN_MATCHES],
+    pub(crate) len: usize,
+    /// The automaton's state at the end of the chunk.
+    pub(crate) sid: aho_corasick::automaton::StateID,
 }
 
 /// What `Program::anchored` found.
@@ -942,6 +1019,13 @@ impl Literals {
             Aut::Dfa(a) => Self::step_from(a, sid, hay),
             Aut::Nfa(a) => Self::step_from(a, sid, hay),
         }
+    }
+
+    /// The automaton's state of the plain matcher.
+    #[inline(always)]
+    pub(crate) fn plain_sid(&self, prog: &Program) -> aho_corasick::automaton::StateID {
+        debug_assert!(self.is_plain());
+        self.state.unwrap_or(prog.start)
     }
 
     /// Moves the plain matcher to `pos`, in `state` (from `plain_state`).

@@ -151,6 +151,12 @@ pub(crate) trait Sink {
     /// a held-limit policy dropped (it is no longer on the tape, and has no
     /// output): returns true when the stream must stop there all the same.
     fn dropped(&mut self, rule: usize, span: std::ops::Range<usize>) -> bool;
+    /// Whether `matched` accepts every match of `rule` whatever its text
+    /// (a replacement with no check): the token path then decides such
+    /// matches itself (`StreamState::feed_token_matches`).
+    fn plain(&self, _rule: usize) -> bool {
+        false
+    }
 }
 
 /// A rule's pattern, as the engine sees it.
@@ -538,6 +544,64 @@ impl StreamState {
         })
     }
 
+    /// `step_literals` for a chunk in which literals match (it returned
+    /// `None`): when each match in it is decided where it ends (no longer
+    /// literal goes on from its state), ends at a character boundary (with
+    /// `whole_chars`) and is of a rule the sink accepts unchecked
+    /// (`Sink::plain`), puts the chunk on the tape and gives the sink the
+    /// text and the matches, as the general path does, and returns true.
+    /// Returns false, having done nothing, otherwise (or when
+    /// `step_literals` does not apply).
+    pub(crate) fn feed_token_matches(
+        &mut self,
+        prog: &Program,
+        chunk: &[u8],
+        whole_chars: bool,
+        sink: &mut impl Sink,
+    ) -> bool {
+        let Some(p) = prog.literal.as_ref() else {
+            return false;
+        };
+        // The conditions of `step_literals`.
+        let tokens = if whole_chars {
+            prog.literal_tokens_str
+        } else {
+            prog.literal_tokens
+        };
+        if !tokens || chunk.is_empty() || chunk.len() > SMALL_FEED || !self.token_ready() {
+            return false;
+        }
+        debug_assert!(!self.stopped && self.decided == [None, None]);
+        let from = self.literals.plain_sid(p);
+        // Found before anything changes, so that nothing does when this
+        // does not apply.
+        let Some(found) = p.token_matches(from, chunk, whole_chars, |rule| sink.plain(rule)) else {
+            return false;
+        };
+        let offset = self.tape.offset();
+        let end = offset + chunk.len();
+        self.tape.compact();
+        self.tape.push_copy(chunk);
+        for &(n, rule, len) in &found.matches[..found.len] {
+            let (m_start, m_end) = (offset + n - len, offset + n);
+            self.tape.set_last_end(Some(m_end));
+            self.release(m_start, sink);
+            let base = self.tape.base();
+            let verdict = sink.matched(self.tape.bytes(), base, rule, m_start - base, m_end - base);
+            debug_assert!(matches!(verdict, Verdict::Accept), "a plain rule");
+            self.tape.skip_to(m_end);
+        }
+        let sid = found.sid;
+        // Everything before the literal prefix the automaton holds.
+        let held = p.held_in(sid);
+        debug_assert!(end - held >= self.tape.emitted());
+        self.release(end - held, sink);
+        self.literals.go_to(p.plain_state(sid), end);
+        self.token = prog.literal_tokens_str;
+        self.check_invariants(prog);
+        true
+    }
+
     /// The stream's conditions of `step_literals`: the literal matcher
     /// only follows its automaton, up to the end of the tape, and nothing
     /// is decided or suppressed.
@@ -546,6 +610,12 @@ impl StreamState {
             && self.decided[LITERAL].is_none()
             && self.literals.is_plain()
             && self.literals.scanned() == self.tape.offset()
+    }
+
+    /// Whether the last feed took the literal token path and nothing
+    /// changed since (see `token`).
+    pub(crate) fn token_mode(&self) -> bool {
+        self.token
     }
 
     /// The bytes the stream holds before stream offset `upto`.
