@@ -448,7 +448,12 @@ impl Replacer {
             self.busy = false;
             return result;
         }
-        let result = self.feed_str_engine(chunk, out);
+        // `feed_str_engine`, without its own call.
+        let result = if chunk.len() > SMALL_STR {
+            self.feed_str_general(chunk, out)
+        } else {
+            self.feed_str_small(chunk, out)
+        };
         self.busy = false;
         result
     }
