@@ -10,6 +10,32 @@ use crate::guard::{self, Counters, EvaluateConfig, Evaluation, StreamGuard, Trig
 use crate::replacement::{Placeholders, State};
 use crate::rules::Rules;
 
+/// The byte sink ([`Out`]) over a replacer's fields, appending to `$out`:
+/// a macro, so that its borrows stay apart from the replacer's stream.
+macro_rules! byte_out {
+    ($r:ident, $out:expr) => {
+        Out {
+            rules: &$r.rules,
+            state: &mut $r.state,
+            guard: &mut $r.guard,
+            out: $out,
+        }
+    };
+}
+
+/// The `&str` sink ([`StrOut`]) over a replacer's fields, as `byte_out!`.
+macro_rules! str_out {
+    ($r:ident, $out:expr) => {
+        StrOut {
+            rules: &$r.rules,
+            state: &mut $r.state,
+            guard: &mut $r.guard,
+            out: $out,
+            scratch: &mut $r.text_out,
+        }
+    };
+}
+
 // The constructors of streams live here rather than in `rules`, so that
 // `rules` does not depend on `replacer` (which depends on `rules`).
 impl Rules {
@@ -501,13 +527,7 @@ impl Replacer {
     /// way to `feed_str_general` needs no stack frame.
     #[inline(never)]
     fn feed_str_small(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        let mut sink = StrOut {
-            rules: &self.rules,
-            state: &mut self.state,
-            guard: &mut self.guard,
-            out,
-            scratch: &mut self.text_out,
-        };
+        let mut sink = str_out!(self, out);
         // At most `SMALL_STR` bytes: one piece.
         self.stream
             .feed_piece(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink);
@@ -1162,12 +1182,7 @@ impl Replacer {
             self.feed_engine(chunk, false, out);
             return 0;
         }
-        let mut sink = Out {
-            rules: &self.rules,
-            state: &mut self.state,
-            guard: &mut self.guard,
-            out,
-        };
+        let mut sink = byte_out!(self, out);
         self.stream
             .feed_part(&self.rules.inner.program, chunk, false, &mut sink)
     }
@@ -1175,12 +1190,7 @@ impl Replacer {
     /// Feeds bytes to the engine (after `idle_prefix` found where a match
     /// may start), appending what it releases.
     fn feed_engine(&mut self, chunk: &[u8], whole_chars: bool, out: &mut Vec<u8>) {
-        let mut sink = Out {
-            rules: &self.rules,
-            state: &mut self.state,
-            guard: &mut self.guard,
-            out,
-        };
+        let mut sink = byte_out!(self, out);
         self.stream
             .feed(&self.rules.inner.program, chunk, whole_chars, &mut sink);
     }
@@ -1191,13 +1201,7 @@ impl Replacer {
     /// much of `chunk` it took (0 when this does not apply).
     fn literals_in_place_str(&mut self, chunk: &str, out: &mut String) -> usize {
         let mut sink = StrInput {
-            sink: StrOut {
-                rules: &self.rules,
-                state: &mut self.state,
-                guard: &mut self.guard,
-                out,
-                scratch: &mut self.text_out,
-            },
+            sink: str_out!(self, out),
             chunk,
         };
         self.stream.feed_literals_in_place(
@@ -1210,12 +1214,7 @@ impl Replacer {
 
     /// `literals_in_place_str` for a byte chunk.
     fn literals_in_place_bytes(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> usize {
-        let mut sink = Out {
-            rules: &self.rules,
-            state: &mut self.state,
-            guard: &mut self.guard,
-            out,
-        };
+        let mut sink = byte_out!(self, out);
         self.stream
             .feed_literals_in_place(&self.rules.inner.program, chunk, false, &mut sink)
     }
@@ -1234,13 +1233,7 @@ impl Replacer {
     /// `StreamState::feed_token_matches` for a `&str` chunk: true when it
     /// took the chunk, its output appended to `out`.
     fn feed_token_matches_str(&mut self, chunk: &str, out: &mut String) -> bool {
-        let mut sink = StrOut {
-            rules: &self.rules,
-            state: &mut self.state,
-            guard: &mut self.guard,
-            out,
-            scratch: &mut self.text_out,
-        };
+        let mut sink = str_out!(self, out);
         self.stream
             .feed_token_matches(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink)
     }
@@ -1271,13 +1264,7 @@ impl Replacer {
     /// boundary): returns how many.
     #[inline(always)]
     fn feed_str(&mut self, chunk: &str, more: bool, out: &mut String) -> usize {
-        let mut sink = StrOut {
-            rules: &self.rules,
-            state: &mut self.state,
-            guard: &mut self.guard,
-            out,
-            scratch: &mut self.text_out,
-        };
+        let mut sink = str_out!(self, out);
         let prog = &self.rules.inner.program;
         if more {
             self.stream
@@ -1314,12 +1301,7 @@ impl Replacer {
                     return Err(e);
                 }
                 HeldLimit::Replace(text) => {
-                    let mut sink = Out {
-                        rules: &self.rules,
-                        state: &mut self.state,
-                        guard: &mut self.guard,
-                        out,
-                    };
+                    let mut sink = byte_out!(self, out);
                     self.stream.suppress_pending(
                         &self.rules.inner.program,
                         text.as_bytes(),
@@ -1349,12 +1331,7 @@ impl Replacer {
             self.stream.reset();
             return Err(e);
         }
-        let mut sink = Out {
-            rules: &self.rules,
-            state: &mut self.state,
-            guard: &mut self.guard,
-            out,
-        };
+        let mut sink = byte_out!(self, out);
         self.stream.finish(&self.rules.inner.program, &mut sink);
         self.busy = false;
         if self.stream.is_stopped() {
