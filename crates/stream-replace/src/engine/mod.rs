@@ -370,8 +370,8 @@ pub(crate) struct StreamState {
     /// Set when the sink stopped the stream (`Verdict::Stop`): nothing is
     /// scanned or released until a reset.
     stopped: bool,
-    /// Set by `commit_literals`, cleared by every other change: the
-    /// conditions of `step_literals` hold (`token_ready`, and the program
+    /// Set by `commit_literals` and `feed_token_matches`, cleared by every
+    /// other change: the conditions of `step_literals` hold (`token_ready`, and the program
     /// takes `&str` and byte feeds that way), so the next token-sized feed
     /// need not check them one by one.
     token: bool,
