@@ -120,6 +120,8 @@ enum Engine {
     Default,
     /// The literal matcher on its contiguous NFA rather than its DFA.
     LiteralNfa,
+    /// The literal matcher on its NFA with a front table of a few rows.
+    LiteralFront,
     /// The fast paths off: every byte through the general thread loop.
     General,
     /// Literal rules on the thread matcher, not the Aho-Corasick one.
@@ -246,12 +248,13 @@ impl<'a> Arbitrary<'a> for Case {
                 block: u.ratio(1, 5)?,
             });
         }
-        let engine = match u.int_in_range(0..=7)? {
+        let engine = match u.int_in_range(0..=8)? {
             0 => Engine::Default,
             1 => Engine::LiteralNfa,
             2 | 3 => Engine::General,
             4 => Engine::NoLiterals,
             5 => Engine::Lazy,
+            6 => Engine::LiteralFront,
             _ => Engine::Cache(*u.choose(&[1, 1 << 10])?),
         };
         let mut texts = Vec::new();
@@ -518,6 +521,7 @@ fuzz_target!(|case: Case| {
     let config = match case.engine {
         Engine::Default => Config::new(),
         Engine::LiteralNfa => Config::new().literal_dfa_size_limit(0),
+        Engine::LiteralFront => Config::new().literal_dfa_size_limit(128),
         Engine::General => Config::new().fast_paths(false),
         Engine::NoLiterals => Config::new().literal_matcher(false),
         Engine::Lazy => Config::new().dfa(DfaKind::Lazy),

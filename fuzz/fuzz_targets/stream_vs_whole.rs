@@ -203,6 +203,8 @@ enum Engine {
     Default,
     /// The literal matcher on its contiguous NFA rather than its DFA.
     LiteralNfa,
+    /// The literal matcher on its NFA with a front table of a few rows.
+    LiteralFront,
     /// The fast paths off: every byte through the general thread loop.
     General,
     /// The lazy DFA with a new cache for every call, as if each feed ran
@@ -337,11 +339,12 @@ impl<'a> Arbitrary<'a> for Case {
         for _ in 0..u.int_in_range(1..=4)? {
             rules.push(rule(u, &word)?);
         }
-        let engine = match u.int_in_range(0..=6)? {
+        let engine = match u.int_in_range(0..=7)? {
             0 | 1 => Engine::Default,
             2 => Engine::LiteralNfa,
             3 | 4 => Engine::General,
             5 => Engine::Migrating,
+            6 => Engine::LiteralFront,
             _ => Engine::Cache(*u.choose(&[MIN_CACHE, 1 << 10, 1 << 16])?),
         };
         let literal_matcher = u.ratio(2, 3)?;
@@ -422,6 +425,7 @@ fuzz_target!(|case: Case| {
     let config = match case.engine {
         Engine::Default => Config::new(),
         Engine::LiteralNfa => Config::new().literal_dfa_size_limit(0),
+        Engine::LiteralFront => Config::new().literal_dfa_size_limit(128),
         Engine::General => Config::new().fast_paths(false),
         Engine::Migrating => Config::new().dfa(DfaKind::Lazy).scratch_per_call(true),
         Engine::Cache(n) => Config::new().dfa(DfaKind::Lazy).cache_capacity(n),

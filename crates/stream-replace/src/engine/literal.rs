@@ -3,8 +3,9 @@
 //! feeds.
 //!
 //! The automaton is built leftmost-first (`aho-corasick`'s DFA when it fits
-//! `Config::literal_dfa_size_limit`, its contiguous NFA otherwise),
-//! unanchored. Stepping it is
+//! `Config::literal_dfa_size_limit`, its contiguous NFA otherwise, with a
+//! front table of DFA rows for its shallowest states in the same limit: see
+//! `front`), unanchored. Stepping it is
 //! `aho-corasick`'s own leftmost search loop, cut into feeds: a match state
 //! records a match (a later one replaces it: under leftmost-first semantics
 //! the automaton only reaches a match state again on a longer or
@@ -40,8 +41,9 @@ use std::hash::BuildHasherDefault;
 
 use aho_corasick::automaton::{Automaton, Candidate, Prefilter};
 use aho_corasick::nfa::{contiguous, noncontiguous};
-use aho_corasick::{dfa, Anchored, MatchKind, Span, StartKind};
+use aho_corasick::{dfa, MatchKind, Span, StartKind};
 
+use super::front::{Front, Step};
 use super::is_continuation;
 use super::matcher::{Decided, Matcher, Scan};
 use super::tape::Tape;
@@ -56,7 +58,7 @@ const IN_PLACE_HELD: usize = 64;
 type DepthMap = HashMap<u32, u32, BuildHasherDefault<IdHasher>>;
 
 /// The flag of a state in `DepthMap` with a trie edge out of it.
-const HAS_CHILD: u32 = 1 << 31;
+pub(crate) const HAS_CHILD: u32 = 1 << 31;
 
 /// The depth table: indexed by state ID where the IDs are dense enough
 /// (the DFA's, a multiple of its stride), hashed otherwise (the
@@ -168,11 +170,17 @@ fn dfa_table_bytes(literals: &[&[u8]], ascii_case_insensitive: bool) -> usize {
         .saturating_mul(4)
 }
 
-/// One of the two automata `aho-corasick` offers for stepping by hand.
+/// One of the two automata `aho-corasick` offers for stepping by hand, or
+/// the NFA with a front table.
+// One per rule set, moved once: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Aut {
     Dfa(dfa::DFA),
     Nfa(contiguous::NFA),
+    /// The contiguous NFA with DFA rows for the states nearest the start:
+    /// see `front`.
+    Front(Front),
 }
 
 /// The immutable part of the literal matcher, shared by every stream.
@@ -210,7 +218,8 @@ impl Program {
     /// rule indices are `rules`; with `ascii_case_insensitive`, each ASCII
     /// letter matches either case. The automaton is the DFA (one table
     /// lookup per byte) when it takes at most `dfa_limit` bytes, the
-    /// contiguous NFA (several times smaller) otherwise.
+    /// contiguous NFA (several times smaller) otherwise, with a front
+    /// table of at most `dfa_limit` bytes when a row fits.
     pub(crate) fn new(
         literals: &[&[u8]],
         rules: Vec<usize>,
@@ -240,19 +249,39 @@ impl Program {
             None => Aut::Nfa(contiguous::NFA::builder().build_from_noncontiguous(&nnfa)?),
         };
         drop(nnfa);
-        // Both automata are built with unanchored starts.
-        let start = match &aut {
-            Aut::Dfa(a) => a.start_state(Anchored::No),
-            Aut::Nfa(a) => a.start_state(Anchored::No),
-        }
-        .unwrap_or_default();
         let mut depth = match &aut {
             Aut::Dfa(a) => depths(a, literals),
             Aut::Nfa(a) => depths(a, literals),
+            Aut::Front(_) => unreachable!("the front is built below"),
         };
         // No literal's walk comes back to the start state; its entry, 0,
         // lets `held_in` look any state up without a branch.
+        let start = match &aut {
+            Aut::Dfa(a) => a.start(),
+            Aut::Nfa(a) => a.start(),
+            Aut::Front(a) => a.start(),
+        }
+        .unwrap_or_default();
         depth.entry(start.as_u32()).or_insert(0);
+        // The NFA gets a front table in the same size limit, when a row
+        // fits in it.
+        let aut = match aut {
+            Aut::Nfa(nfa) => match Front::new(
+                nfa,
+                depth.iter().map(|(&k, &e)| (k, e)),
+                literals,
+                ascii_case_insensitive,
+                dfa_limit,
+            ) {
+                Ok(front) => Aut::Front(front),
+                Err(nfa) => Aut::Nfa(nfa),
+            },
+            aut => aut,
+        };
+        let start = match &aut {
+            Aut::Front(a) => a.start().unwrap_or_default(),
+            _ => start,
+        };
         let depth = Depths::new(depth);
         let mut first = [0u64; 4];
         for l in literals {
@@ -347,6 +376,7 @@ impl Program {
         let found = match &self.aut {
             Aut::Dfa(a) => a.try_find(&input),
             Aut::Nfa(a) => a.try_find(&input),
+            Aut::Front(a) => a.nfa().try_find(&input),
         };
         // An unanchored leftmost search of an automaton built with an
         // unanchored start does not fail; stay exact if it ever did, by
@@ -384,15 +414,20 @@ impl Program {
     /// hold: the start state, or one no literal reaches).
     #[inline(always)]
     fn entry(&self, sid: aho_corasick::automaton::StateID) -> u32 {
+        let key = match &self.aut {
+            Aut::Front(f) => match f.entry(sid) {
+                Ok(e) => return e,
+                Err(nfa_sid) => nfa_sid as usize,
+            },
+            _ => sid.as_usize(),
+        };
         match &self.depth {
             Depths::Narrow { shift, table } => {
-                let e = table.get(sid.as_usize() >> shift).copied().unwrap_or(0);
+                let e = table.get(key >> shift).copied().unwrap_or(0);
                 u32::from(e & !NARROW_CHILD) | (u32::from(e & NARROW_CHILD) << 24)
             }
-            Depths::Dense { shift, table } => {
-                table.get(sid.as_usize() >> shift).copied().unwrap_or(0)
-            }
-            Depths::Sparse(map) => map.get(&sid.as_u32()).copied().unwrap_or(0),
+            Depths::Dense { shift, table } => table.get(key >> shift).copied().unwrap_or(0),
+            Depths::Sparse(map) => map.get(&(key as u32)).copied().unwrap_or(0),
         }
     }
 
@@ -426,11 +461,12 @@ impl Program {
         match &self.aut {
             Aut::Dfa(a) => self.token_matches_in(a, sid, hay, whole_chars, plain),
             Aut::Nfa(a) => self.token_matches_in(a, sid, hay, whole_chars, plain),
+            Aut::Front(a) => self.token_matches_in(a, sid, hay, whole_chars, plain),
         }
     }
 
     #[inline(always)]
-    fn token_matches_in<A: Automaton>(
+    fn token_matches_in<A: Step>(
         &self,
         aut: &A,
         mut sid: aho_corasick::automaton::StateID,
@@ -444,7 +480,7 @@ impl Program {
             sid,
         };
         for (i, &b) in hay.iter().enumerate() {
-            sid = aut.next_state(Anchored::No, sid, b);
+            sid = aut.next(sid, b);
             if aut.is_special(sid) {
                 if aut.is_dead(sid) {
                     return None;
@@ -499,6 +535,7 @@ impl Program {
         match &self.aut {
             Aut::Dfa(a) => a.prefilter(),
             Aut::Nfa(a) => a.prefilter(),
+            Aut::Front(a) => a.nfa().prefilter(),
         }
     }
 
@@ -535,9 +572,9 @@ impl Program {
 
 /// The depth of every state a literal's prefix leads to, walking each
 /// literal from the start state while the trie has it.
-fn depths<A: Automaton>(aut: &A, literals: &[&[u8]]) -> DepthMap {
+fn depths<A: Step>(aut: &A, literals: &[&[u8]]) -> DepthMap {
     let mut map = DepthMap::default();
-    let Ok(start) = aut.start_state(Anchored::No) else {
+    let Some(start) = aut.start() else {
         return map;
     };
     for (pid, lit) in literals.iter().enumerate() {
@@ -550,7 +587,7 @@ fn depths<A: Automaton>(aut: &A, literals: &[&[u8]]) -> DepthMap {
                 break;
             }
             let parent = sid;
-            sid = aut.next_state(Anchored::No, sid, b);
+            sid = aut.next(sid, b);
             if aut.is_dead(sid) {
                 break;
             }
@@ -569,7 +606,7 @@ fn depths<A: Automaton>(aut: &A, literals: &[&[u8]]) -> DepthMap {
 /// Whether state `sid`, at depth `k`, is the end of an earlier literal
 /// than `pid` (a match of length `k` in a state of depth `k` is the
 /// state's own).
-fn own_match_before<A: Automaton>(
+fn own_match_before<A: Step>(
     aut: &A,
     sid: aho_corasick::automaton::StateID,
     k: usize,
@@ -700,6 +737,7 @@ impl Literals {
             let died = match &prog.aut {
                 Aut::Dfa(a) => self.step_focus(prog, a, tape, f),
                 Aut::Nfa(a) => self.step_focus(prog, a, tape, f),
+                Aut::Front(a) => self.step_focus(prog, a, tape, f),
             };
             if let Some(p) = died {
                 return Scan::Died(p);
@@ -708,6 +746,7 @@ impl Literals {
         let stop = match &prog.aut {
             Aut::Dfa(a) => self.step(prog, a, tape),
             Aut::Nfa(a) => self.step(prog, a, tape),
+            Aut::Front(a) => self.step(prog, a, tape),
         };
         if stop || eof {
             if let Some(m) = self.pending.take() {
@@ -731,7 +770,7 @@ impl Literals {
     /// the end of the tape or where its match is pending (the general loop
     /// then goes on: after a match, the automaton follows only that
     /// match's node and its extensions).
-    fn step_focus<A: Automaton>(
+    fn step_focus<A: Step>(
         &mut self,
         prog: &Program,
         aut: &A,
@@ -743,7 +782,7 @@ impl Literals {
         let mut sid = self.state.unwrap_or_else(|| Self::start_state(prog));
         let mut i = self.pos - base;
         while i < hay.len() && self.pending.is_none() {
-            sid = aut.next_state(Anchored::No, sid, hay[i]);
+            sid = aut.next(sid, hay[i]);
             i += 1;
             let depth = if aut.is_dead(sid) || aut.is_start(sid) {
                 0
@@ -775,7 +814,7 @@ impl Literals {
     /// Steps the tape from `pos` to its end, or until the dead state (then
     /// returns true, with a match pending).
     #[inline(always)]
-    fn step<A: Automaton>(&mut self, prog: &Program, aut: &A, tape: &Tape) -> bool {
+    fn step<A: Step>(&mut self, prog: &Program, aut: &A, tape: &Tape) -> bool {
         let base = tape.base();
         let hay = tape.bytes();
         let end = hay.len();
@@ -801,7 +840,7 @@ impl Literals {
         };
         let mut dead = false;
         while i < end {
-            sid = aut.next_state(Anchored::No, sid, hay[i]);
+            sid = aut.next(sid, hay[i]);
             i += 1;
             if aut.is_special(sid) {
                 if aut.is_dead(sid) {
@@ -952,6 +991,7 @@ impl Literals {
         let sid = match &prog.aut {
             Aut::Dfa(a) => Self::step_in_place(prog, a, hay, from)?,
             Aut::Nfa(a) => Self::step_in_place(prog, a, hay, from)?,
+            Aut::Front(a) => Self::step_in_place(prog, a, hay, from)?,
         };
         let depth = sid.map_or(0, |s| prog.depth(s));
         if depth > IN_PLACE_HELD {
@@ -967,7 +1007,7 @@ impl Literals {
     /// The loop of `run_in_place`: the state at the end of `hay`, or
     /// `None` at the first match.
     #[inline(always)]
-    fn step_in_place<A: Automaton>(
+    fn step_in_place<A: Step>(
         prog: &Program,
         aut: &A,
         hay: &[u8],
@@ -977,7 +1017,7 @@ impl Literals {
         let mut sid = Self::start_state(prog);
         let mut i = from;
         while i < hay.len() {
-            sid = aut.next_state(Anchored::No, sid, hay[i]);
+            sid = aut.next(sid, hay[i]);
             i += 1;
             if aut.is_special(sid) {
                 if aut.is_match(sid) || aut.is_dead(sid) {
@@ -1018,6 +1058,7 @@ impl Literals {
         match &prog.aut {
             Aut::Dfa(a) => Self::step_from(a, sid, hay),
             Aut::Nfa(a) => Self::step_from(a, sid, hay),
+            Aut::Front(a) => Self::step_from(a, sid, hay),
         }
     }
 
@@ -1041,18 +1082,18 @@ impl Literals {
     /// with: on a few bytes that costs more mispredicted branches than the
     /// automaton's steps it saves.
     #[inline(always)]
-    fn step_from<A: Automaton>(
+    fn step_from<A: Step>(
         aut: &A,
         mut sid: aho_corasick::automaton::StateID,
         hay: &[u8],
     ) -> Option<aho_corasick::automaton::StateID> {
         for &b in hay {
-            sid = aut.next_state(Anchored::No, sid, b);
+            sid = aut.next(sid, b);
             if aut.is_match(sid) || aut.is_dead(sid) {
                 return None;
             }
         }
-        debug_assert!(aut.is_start(sid) == (sid == aut.start_state(Anchored::No).unwrap()));
+        debug_assert!(aut.is_start(sid) == (sid == aut.start().unwrap()));
         Some(sid)
     }
 
@@ -1132,12 +1173,16 @@ mod tests {
         }
     }
 
-    /// A limit of 0 gives the NFA, a large one the DFA.
+    /// A limit of 0 gives the NFA, a large one the DFA, one in between
+    /// (the DFA takes 256 bytes, a row of the front 24) the NFA with a
+    /// front.
     #[test]
     fn dfa_limit_picks_the_automaton() {
         let set: [&[u8]; 2] = [b"abc", b"bcd"];
         let nfa = Program::new(&set, vec![0, 1], false, 0, true).unwrap();
         assert!(matches!(nfa.aut, Aut::Nfa(_)));
+        let front = Program::new(&set, vec![0, 1], false, 100, true).unwrap();
+        assert!(matches!(front.aut, Aut::Front(_)));
         let dfa = Program::new(&set, vec![0, 1], false, 1 << 20, true).unwrap();
         assert!(matches!(dfa.aut, Aut::Dfa(_)));
     }
@@ -1157,7 +1202,8 @@ mod tests {
 
     /// The depth table gives the held prefix of every state, in its byte
     /// form (depths below 128) and its word form (a longer literal), on
-    /// both automata.
+    /// the three automata (the front with a few rows, so that both its
+    /// rows and the NFA's table give depths).
     #[test]
     fn depth_tables_give_the_held_prefix() {
         let long = [b"c".repeat(200), b"d".to_vec()].concat();
@@ -1165,9 +1211,10 @@ mod tests {
         let with_long: Vec<&[u8]> = vec![b"abcab", b"bcx", &long];
         let mut rng = 0x9E37_79B9_7F4A_7C15u64;
         for (set, narrow) in [(&short, true), (&with_long, false)] {
-            for limit in [0, 1 << 20] {
+            for limit in [0, 100, 1 << 20] {
                 let rules = (0..set.len()).collect();
                 let prog = Program::new(set, rules, false, limit, true).unwrap();
+                assert_eq!(matches!(prog.aut, Aut::Front(_)), limit == 100);
                 assert_eq!(matches!(prog.depth, Depths::Narrow { .. }), narrow);
                 for _ in 0..200 {
                     let mut text = Vec::new();
@@ -1189,6 +1236,7 @@ mod tests {
                         let state = match &prog.aut {
                             Aut::Dfa(a) => Literals::step_from(a, prog.start, hay),
                             Aut::Nfa(a) => Literals::step_from(a, prog.start, hay),
+                            Aut::Front(a) => Literals::step_from(a, prog.start, hay),
                         };
                         // A literal matched: the general path decides it.
                         let Some(state) = state else { break };

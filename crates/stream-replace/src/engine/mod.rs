@@ -46,6 +46,7 @@
 
 mod dfa;
 mod edges;
+mod front;
 mod futures;
 mod gate;
 mod literal;

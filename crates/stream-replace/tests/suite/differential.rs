@@ -164,9 +164,16 @@ pub(crate) enum Engine {
     /// The literal matcher on its contiguous NFA rather than its DFA (a
     /// DFA size limit of 0).
     LiteralNfa,
+    /// The literal matcher on its NFA with a front table of a few rows (a
+    /// size limit of `FRONT_LIMIT` bytes, below nearly every set's DFA).
+    LiteralFront,
 }
 
-pub(crate) const ENGINES: [Engine; 7] = [
+/// The literal DFA size limit of `Engine::LiteralFront`: a row of the
+/// front takes 4 bytes per byte class and 4 more, so a few rows fit.
+pub(crate) const FRONT_LIMIT: usize = 128;
+
+pub(crate) const ENGINES: [Engine; 8] = [
     Engine::Fast,
     Engine::General,
     Engine::Lazy,
@@ -174,6 +181,7 @@ pub(crate) const ENGINES: [Engine; 7] = [
     Engine::TinyCache,
     Engine::NoLiterals,
     Engine::LiteralNfa,
+    Engine::LiteralFront,
 ];
 
 /// The environment variable that turns the engine's fast paths off in
@@ -202,6 +210,7 @@ impl Engine {
             Engine::TinyCache => Config::new().dfa(DfaKind::Lazy).cache_capacity(1),
             Engine::NoLiterals => Config::new().literal_matcher(false),
             Engine::LiteralNfa => Config::new().literal_dfa_size_limit(0),
+            Engine::LiteralFront => Config::new().literal_dfa_size_limit(FRONT_LIMIT),
         }
     }
 }
@@ -503,6 +512,7 @@ pub(crate) fn check_holdback_with(
         Engine::TinyCache,
         Engine::NoLiterals,
         Engine::LiteralNfa,
+        Engine::LiteralFront,
     ] {
         check_holdback_on(rules, prefix, &continuations, engine)?;
     }

@@ -270,11 +270,12 @@ fn evaluated(rules: &Rules, hay: &str) -> Verdict {
     }
 }
 
-/// Each engine, with literal rules on the literal matcher (its DFA and its
-/// NFA) and off it.
-const ENGINES: [fn() -> Config; 7] = [
+/// Each engine, with literal rules on the literal matcher (its DFA, its
+/// NFA, and its NFA with a front of a few rows) and off it.
+const ENGINES: [fn() -> Config; 8] = [
     Config::new,
     || Config::new().literal_dfa_size_limit(0),
+    || Config::new().literal_dfa_size_limit(128),
     || Config::new().fast_paths(false),
     || Config::new().dfa(DfaKind::Lazy).cache_capacity(1),
     || Config::new().literal_matcher(false),

@@ -23,13 +23,18 @@ fn rules(pats: &[&str]) -> Vec<Rule> {
 }
 
 /// The literal matcher with its DFA, with its NFA (a DFA size limit of
-/// 0), and off, with a label for each.
-fn literal_configs() -> [(Config, &'static str); 3] {
+/// 0), with its NFA and a front table of a few rows, and off, with a
+/// label for each.
+fn literal_configs() -> [(Config, &'static str); 4] {
     [
         (Config::new(), "literal matcher, DFA"),
         (
             Config::new().literal_dfa_size_limit(0),
             "literal matcher, NFA",
+        ),
+        (
+            Config::new().literal_dfa_size_limit(128),
+            "literal matcher, NFA with a front",
         ),
         (Config::new().literal_matcher(false), "no literal matcher"),
     ]
@@ -37,7 +42,7 @@ fn literal_configs() -> [(Config, &'static str); 3] {
 
 /// Checks `text` against the oracle: `replace_all`, every two-part split,
 /// one byte at a time, and the given chunks, with the literal matcher's
-/// DFA, its NFA, and the literal matcher off.
+/// DFA, its NFA, its NFA with a front, and the literal matcher off.
 fn check(pats: &[&str], chunks: &[&str]) {
     let rules = rules(pats);
     let text = chunks.concat();
