@@ -77,6 +77,9 @@ enum Depths {
         table: Vec<u32>,
     },
     Sparse(DepthMap),
+    /// The front's states with rows keep their entries in their rows; the
+    /// table gives the NFA's other states'.
+    Front(Box<Depths>),
 }
 
 /// `HAS_CHILD` in a `Depths::Narrow` entry.
@@ -111,6 +114,20 @@ impl Depths {
             table[(k >> shift) as usize] = d;
         }
         Depths::Dense { shift, table }
+    }
+
+    /// The entry of state `key` (0 for a state the table does not hold).
+    #[inline(always)]
+    fn lookup(&self, key: usize) -> u32 {
+        match self {
+            Depths::Narrow { shift, table } => {
+                let e = table.get(key >> shift).copied().unwrap_or(0);
+                u32::from(e & !NARROW_CHILD) | (u32::from(e & NARROW_CHILD) << 24)
+            }
+            Depths::Dense { shift, table } => table.get(key >> shift).copied().unwrap_or(0),
+            Depths::Sparse(map) => map.get(&(key as u32)).copied().unwrap_or(0),
+            Depths::Front(table) => table.lookup(key),
+        }
     }
 }
 
@@ -172,9 +189,12 @@ fn dfa_table_bytes(literals: &[&[u8]], ascii_case_insensitive: bool) -> usize {
 
 /// One of the two automata `aho-corasick` offers for stepping by hand, or
 /// the NFA with a front table.
-// One per rule set, moved once: the variants' sizes do not matter.
+// One per rule set, moved once: the variants' sizes do not matter. An
+// explicit tag (rather than a niche in a variant's fields) makes the
+// dispatch each feed makes one byte compare.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
+#[repr(u8)]
 enum Aut {
     Dfa(dfa::DFA),
     Nfa(contiguous::NFA),
@@ -282,7 +302,10 @@ impl Program {
             Aut::Front(a) => a.start().unwrap_or_default(),
             _ => start,
         };
-        let depth = Depths::new(depth);
+        let depth = match &aut {
+            Aut::Front(_) => Depths::Front(Box::new(Depths::new(depth))),
+            _ => Depths::new(depth),
+        };
         let mut first = [0u64; 4];
         for l in literals {
             let mut set = |b: u8| first[(b >> 6) as usize] |= 1 << (b & 63);
@@ -414,20 +437,22 @@ impl Program {
     /// hold: the start state, or one no literal reaches).
     #[inline(always)]
     fn entry(&self, sid: aho_corasick::automaton::StateID) -> u32 {
-        let key = match &self.aut {
-            Aut::Front(f) => match f.entry(sid) {
-                Ok(e) => return e,
-                Err(nfa_sid) => nfa_sid as usize,
-            },
-            _ => sid.as_usize(),
-        };
         match &self.depth {
-            Depths::Narrow { shift, table } => {
-                let e = table.get(key >> shift).copied().unwrap_or(0);
-                u32::from(e & !NARROW_CHILD) | (u32::from(e & NARROW_CHILD) << 24)
-            }
-            Depths::Dense { shift, table } => table.get(key >> shift).copied().unwrap_or(0),
-            Depths::Sparse(map) => map.get(&(key as u32)).copied().unwrap_or(0),
+            // The front's own check comes only on the front's path.
+            Depths::Front(table) => self.front_entry(table, sid),
+            depth => depth.lookup(sid.as_usize()),
+        }
+    }
+
+    /// `entry` on the front: from the state's row, or from `table` for a
+    /// state of the NFA's own.
+    fn front_entry(&self, table: &Depths, sid: aho_corasick::automaton::StateID) -> u32 {
+        match &self.aut {
+            Aut::Front(f) => match f.entry(sid) {
+                Ok(e) => e,
+                Err(nfa_sid) => table.lookup(nfa_sid as usize),
+            },
+            _ => table.lookup(sid.as_usize()),
         }
     }
 
@@ -1215,7 +1240,11 @@ mod tests {
                 let rules = (0..set.len()).collect();
                 let prog = Program::new(set, rules, false, limit, true).unwrap();
                 assert_eq!(matches!(prog.aut, Aut::Front(_)), limit == 100);
-                assert_eq!(matches!(prog.depth, Depths::Narrow { .. }), narrow);
+                let table = match &prog.depth {
+                    Depths::Front(t) => t,
+                    t => t,
+                };
+                assert_eq!(matches!(table, Depths::Narrow { .. }), narrow);
                 for _ in 0..200 {
                     let mut text = Vec::new();
                     let runs = if narrow { 1 } else { 150 };
