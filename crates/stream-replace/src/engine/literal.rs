@@ -254,58 +254,48 @@ impl Program {
             .ascii_case_insensitive(ascii_case_insensitive)
             .prefilter(true)
             .build(literals)?;
-        let mut aut = None;
+        let mut dfa = None;
         // The estimate spares building a DFA only to find it too big.
         if dfa_table_bytes(literals, ascii_case_insensitive) <= dfa_limit {
             let d = dfa::DFA::builder()
                 .start_kind(StartKind::Unanchored)
                 .build_from_noncontiguous(&nnfa)?;
             if d.memory_usage() <= dfa_limit {
-                aut = Some(Aut::Dfa(d));
+                dfa = Some(d);
             }
         }
-        let aut = match aut {
-            Some(a) => a,
-            None => Aut::Nfa(contiguous::NFA::builder().build_from_noncontiguous(&nnfa)?),
+        // The DFA, or else the NFA; the noncontiguous NFA is not needed
+        // any more.
+        let built = match dfa {
+            Some(d) => Ok(d),
+            None => Err(contiguous::NFA::builder().build_from_noncontiguous(&nnfa)?),
         };
         drop(nnfa);
-        let mut depth = match &aut {
-            Aut::Dfa(a) => depths(a, literals),
-            Aut::Nfa(a) => depths(a, literals),
-            Aut::Front(_) => unreachable!("the front is built below"),
+        let (aut, depth, start) = match built {
+            Ok(d) => {
+                let depth = depths(&d, literals);
+                let start = d.start();
+                (Aut::Dfa(d), Depths::new(depth), start)
+            }
+            Err(nfa) => {
+                let depth = depths(&nfa, literals);
+                // The NFA gets a front table in the same size limit, when
+                // a row fits in it.
+                let entries = depth.iter().map(|(&k, &e)| (k, e));
+                match Front::new(nfa, entries, literals, ascii_case_insensitive, dfa_limit) {
+                    Ok(front) => {
+                        let start = front.start();
+                        let depth = Depths::Front(Box::new(Depths::new(depth)));
+                        (Aut::Front(front), depth, start)
+                    }
+                    Err(nfa) => {
+                        let start = nfa.start();
+                        (Aut::Nfa(nfa), Depths::new(depth), start)
+                    }
+                }
+            }
         };
-        // No literal's walk comes back to the start state; its entry, 0,
-        // lets `held_in` look any state up without a branch.
-        let start = match &aut {
-            Aut::Dfa(a) => a.start(),
-            Aut::Nfa(a) => a.start(),
-            Aut::Front(a) => a.start(),
-        }
-        .unwrap_or_default();
-        depth.entry(start.as_u32()).or_insert(0);
-        // The NFA gets a front table in the same size limit, when a row
-        // fits in it.
-        let aut = match aut {
-            Aut::Nfa(nfa) => match Front::new(
-                nfa,
-                depth.iter().map(|(&k, &e)| (k, e)),
-                literals,
-                ascii_case_insensitive,
-                dfa_limit,
-            ) {
-                Ok(front) => Aut::Front(front),
-                Err(nfa) => Aut::Nfa(nfa),
-            },
-            aut => aut,
-        };
-        let start = match &aut {
-            Aut::Front(a) => a.start().unwrap_or_default(),
-            _ => start,
-        };
-        let depth = match &aut {
-            Aut::Front(_) => Depths::Front(Box::new(Depths::new(depth))),
-            _ => Depths::new(depth),
-        };
+        let start = start.unwrap_or_default();
         let mut first = [0u64; 4];
         for l in literals {
             let mut set = |b: u8| first[(b >> 6) as usize] |= 1 << (b & 63);
@@ -596,12 +586,15 @@ impl Program {
 }
 
 /// The depth of every state a literal's prefix leads to, walking each
-/// literal from the start state while the trie has it.
+/// literal from the start state while the trie has it; and the start
+/// state's, 0. (No literal's walk comes back to the start state; its
+/// entry lets `held_in` look any state up without a branch.)
 fn depths<A: Step>(aut: &A, literals: &[&[u8]]) -> DepthMap {
     let mut map = DepthMap::default();
     let Some(start) = aut.start() else {
         return map;
     };
+    map.insert(start.as_u32(), 0);
     for (pid, lit) in literals.iter().enumerate() {
         let mut sid = start;
         for (k, &b) in lit.iter().enumerate() {
