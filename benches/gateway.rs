@@ -28,7 +28,8 @@
 //!   at least this much.
 //!
 //! Deny lists of more than 10,000 terms, whose automaton is the contiguous
-//! NFA at the default `Config::literal_dfa_size_limit`, also get the rows
+//! NFA (with a front table of DFA rows for its shallowest states) at the
+//! default `Config::literal_dfa_size_limit`, also get the rows
 //! with a DFA on both sides, for a like-for-like comparison:
 //!
 //! - `fresh_dfa/deny_N`: as `fresh`, with the literal DFA allowed up to

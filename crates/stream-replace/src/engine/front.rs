@@ -185,8 +185,13 @@ impl Front {
         };
         let row_bytes = (width + 1) * 4;
         let count = (limit / row_bytes).min(order.len());
-        let largest = order.iter().map(|&(_, s, _)| s).max().unwrap_or(0);
-        if count == 0 || largest >= NFA_STATE || count * (width + 1) >= NFA_STATE as usize {
+        // Every NFA state ID is below the NFA's size in 4-byte words, and
+        // every tagged one must stay a valid `StateID`.
+        let ids = Automaton::memory_usage(&nfa) / 4;
+        if count == 0
+            || ids >= (NFA_STATE - 1) as usize
+            || count * (width + 1) >= NFA_STATE as usize
+        {
             return Err(nfa);
         }
         let order = &order[..count];
