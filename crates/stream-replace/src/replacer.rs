@@ -474,12 +474,7 @@ impl Replacer {
             self.busy = false;
             return result;
         }
-        // `feed_str_engine`, without its own call.
-        let result = if chunk.len() > SMALL_STR {
-            self.feed_str_general(chunk, out)
-        } else {
-            self.feed_str_small(chunk, out)
-        };
+        let result = self.feed_str_sized(chunk, out);
         self.busy = false;
         result
     }
@@ -517,6 +512,13 @@ impl Replacer {
     /// `feed_str_general`, so that the fast path's callers stay small.
     #[inline(never)]
     fn feed_str_engine(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        self.feed_str_sized(chunk, out)
+    }
+
+    /// The body of `feed_str_engine`, also inlined into
+    /// `feed_into_general`, which then needs no call of its own.
+    #[inline(always)]
+    fn feed_str_sized(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
         if chunk.len() > SMALL_STR {
             return self.feed_str_general(chunk, out);
         }

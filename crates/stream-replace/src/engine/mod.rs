@@ -372,9 +372,9 @@ pub(crate) struct StreamState {
     /// scanned or released until a reset.
     stopped: bool,
     /// Set by `commit_literals` and `feed_token_matches`, cleared by every
-    /// other change: the conditions of `step_literals` hold (`token_ready`, and the program
-    /// takes `&str` and byte feeds that way), so the next token-sized feed
-    /// need not check them one by one.
+    /// other change: the conditions of `step_literals` hold (`token_ready`,
+    /// and the program takes `&str` and byte feeds that way), so the next
+    /// token-sized feed need not check them one by one.
     token: bool,
 }
 
