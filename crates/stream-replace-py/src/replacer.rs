@@ -1,0 +1,8 @@
+//! Bindings of the engine's `Rules` and `Replacer`.
+
+use pyo3::prelude::*;
+
+/// Adds this file's classes and functions to the module.
+pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}
