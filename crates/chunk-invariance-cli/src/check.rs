@@ -1,7 +1,7 @@
 //! A check of a filter command over the splits of one input, and its
 //! outcome as text and as JSON.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::thread;
 
@@ -12,13 +12,18 @@ use chunk_invariance::{
 
 use crate::json;
 use crate::pool::{cuts_of, Pool};
-use crate::run::{FilterCommand, RunFailure};
+use crate::run::{FilterCommand, RunFailure, RunOutput};
 
 /// The run failures seen, by the split's cuts (`None`: the whole input).
 type Failures = HashMap<Option<Vec<usize>>, RunFailure>;
 
 /// What a check found: every split gave the whole-input output, or the
 /// library's report of the one that did not.
+///
+/// A pass counts only if the filter's reads saw the chunk boundaries: when
+/// that could not be confirmed for some runs (raw framing off Linux), the
+/// outcome is not ok, and its report says so and how to make the
+/// boundaries reach the filter.
 ///
 /// [`report`](Outcome::report) is the text the `chunk-invariance` command
 /// prints, [`to_json`](Outcome::to_json) what it prints with `--json`.
@@ -39,6 +44,9 @@ type Failures = HashMap<Option<Vec<usize>>, RunFailure>;
 pub struct Outcome {
     result: Result<usize, ChunkInvarianceError>,
     failures: Failures,
+    /// How many runs wrote a chunk before the filter was seen to take the
+    /// one before.
+    unconfirmed: usize,
 }
 
 impl Outcome {
@@ -66,12 +74,13 @@ impl Outcome {
     pub fn from_result(
         result: Result<usize, ChunkInvarianceError>,
     ) -> Result<Outcome, ChunkInvarianceError> {
-        Outcome::new(result, Failures::new())
+        Outcome::new(result, Failures::new(), 0)
     }
 
     fn new(
         result: Result<usize, ChunkInvarianceError>,
         failures: Failures,
+        unconfirmed: usize,
     ) -> Result<Outcome, ChunkInvarianceError> {
         match &result {
             Ok(_) => {}
@@ -83,10 +92,15 @@ impl Outcome {
                 _ => return Err(result.unwrap_err()),
             },
         }
-        Ok(Outcome { result, failures })
+        Ok(Outcome {
+            result,
+            failures,
+            unconfirmed,
+        })
     }
 
-    /// Whether every split gave the whole-input output.
+    /// Whether every split gave the whole-input output, and the filter's
+    /// reads saw the chunk boundaries of every run.
     ///
     /// # Example
     ///
@@ -97,10 +111,30 @@ impl Outcome {
     /// # Ok::<(), chunk_invariance::ChunkInvarianceError>(())
     /// ```
     pub fn is_ok(&self) -> bool {
-        self.result.is_ok()
+        self.result.is_ok() && self.unconfirmed == 0
     }
 
-    /// How many splits were checked, when all of them passed.
+    /// How many runs of a split wrote a chunk without confirming that the
+    /// filter had taken the one before (raw framing off Linux), so that
+    /// its reads may have joined chunks; 0 when every boundary was seen.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use chunk_invariance_cli::FilterCommand;
+    ///
+    /// let outcome = FilterCommand::new("cat").check_text("abc", &Default::default())?;
+    /// # #[cfg(target_os = "linux")]
+    /// assert_eq!(outcome.unconfirmed_runs(), 0);
+    /// # Ok::<(), chunk_invariance::ChunkInvarianceError>(())
+    /// ```
+    pub fn unconfirmed_runs(&self) -> usize {
+        self.unconfirmed
+    }
+
+    /// How many splits were checked, when all of them gave the
+    /// whole-input output (see also
+    /// [`unconfirmed_runs`](Outcome::unconfirmed_runs)).
     ///
     /// # Example
     ///
@@ -152,8 +186,9 @@ impl Outcome {
         self.failures.get(&cuts)
     }
 
-    /// The outcome as text: the library's report of the failure, or a
-    /// line that says how many splits passed.
+    /// The outcome as text: the library's report of the failure, a line
+    /// that says how many splits passed, or that they passed but the
+    /// boundaries may not have reached the filter, and how to make them.
     ///
     /// # Example
     ///
@@ -166,6 +201,15 @@ impl Outcome {
     /// ```
     pub fn report(&self) -> String {
         match &self.result {
+            Ok(n) if self.unconfirmed > 0 => format!(
+                "not confirmed: {n} splits checked, each gave the whole-input output, but the \
+                 chunk boundaries may not have reached the filter: in {u} of the runs a chunk \
+                 was written before the filter was seen to take the one before, so one read \
+                 may have joined them. To make the boundaries reach it, use length-prefixed \
+                 framing (--framing length-prefixed), or a pause between chunks (--pause-ms) \
+                 longer than the filter takes to start and read one",
+                u = self.unconfirmed
+            ),
             Ok(n) => {
                 format!("chunk-invariant: {n} splits checked, each gave the whole-input output")
             }
@@ -175,10 +219,12 @@ impl Outcome {
 
     /// The outcome as one JSON object.
     ///
-    /// On success: `ok` (`true`) and `splits_checked`. On a failure: `ok`
-    /// (`false`), `kind` (`not_invariant`, `not_deterministic`,
-    /// `panicked`, `failed`, or for a run of a command `timeout` or
-    /// `crash`), `encoding`, `input`, `split`, `cuts`, `split_number`
+    /// On success: `ok` (`true`) and `splits_checked`. When every split
+    /// passed but the boundaries were not confirmed: `ok` (`false`),
+    /// `kind` (`unconfirmed`), `splits_checked`, `unconfirmed_runs` and
+    /// `report`. On a failure: `ok` (`false`), `kind` (`not_invariant`,
+    /// `not_deterministic`, `panicked`, `failed`, or for a run of a
+    /// command `timeout`, `not_reading` or `crash`), `encoding`, `input`, `split`, `cuts`, `split_number`
     /// (`null` for the whole input), `whole`, `streamed` and
     /// `first_difference` for a wrong output, `message` for a failed run,
     /// `shrunk_from`, what a re-run gave if it differed (`whole_again`,
@@ -198,6 +244,15 @@ impl Outcome {
     /// ```
     pub fn to_json(&self) -> String {
         match &self.result {
+            Ok(n) if self.unconfirmed > 0 => {
+                let mut o = json::Object::new(false);
+                o.bool("ok", false);
+                o.str("kind", "unconfirmed");
+                o.number("splits_checked", *n);
+                o.number("unconfirmed_runs", self.unconfirmed);
+                o.str("report", &self.report());
+                o.finish()
+            }
             Ok(n) => {
                 let mut o = json::Object::new(false);
                 o.bool("ok", true);
@@ -240,8 +295,8 @@ impl FilterCommand {
         input: &str,
         splits: &Splits,
     ) -> Result<Outcome, ChunkInvarianceError> {
-        let (result, failures) = check_input(self, input, splits);
-        Outcome::new(result, failures)
+        let (result, failures, unconfirmed) = check_input(self, input, splits);
+        Outcome::new(result, failures, unconfirmed)
     }
 
     /// Checks the filter on a byte input, cut between any two bytes, also
@@ -267,8 +322,8 @@ impl FilterCommand {
         input: &[u8],
         splits: &Splits,
     ) -> Result<Outcome, ChunkInvarianceError> {
-        let (result, failures) = check_input(self, input, splits);
-        Outcome::new(result, failures)
+        let (result, failures, unconfirmed) = check_input(self, input, splits);
+        Outcome::new(result, failures, unconfirmed)
     }
 }
 
@@ -309,15 +364,16 @@ fn check_input<T>(
     filter: &FilterCommand,
     input: &T,
     splits: &Splits,
-) -> (Result<usize, ChunkInvarianceError>, Failures)
+) -> (Result<usize, ChunkInvarianceError>, Failures, usize)
 where
     T: ?Sized + Input,
 {
     let jobs = filter.jobs.get();
     let failures = RefCell::new(Failures::new());
+    let unconfirmed = Cell::new(0);
     let ahead = match splits.iter(input) {
         Ok(ahead) => ahead,
-        Err(err) => return (Err(err), Failures::new()),
+        Err(err) => return (Err(err), Failures::new(), 0),
     };
     let pool = Pool::new(ahead, filter, jobs);
     let result = thread::scope(|scope| {
@@ -326,9 +382,13 @@ where
         }
         // A failed run ends its split through `fail_split`, which the check
         // reports with the split.
-        let output = |cuts: Option<Vec<usize>>, result: Result<Vec<u8>, RunFailure>| match result
-            .and_then(T::output)
-        {
+        let output = |cuts: Option<Vec<usize>>, result: Result<RunOutput, RunFailure>| match result
+            .and_then(|run| {
+                if !run.boundaries_seen() {
+                    unconfirmed.set(unconfirmed.get() + 1);
+                }
+                T::output(run.into_output())
+            }) {
             Ok(output) => output,
             Err(failure) => {
                 let message = failure.to_string();
@@ -348,7 +408,7 @@ where
         pool.stop();
         result
     });
-    (result, failures.into_inner())
+    (result, failures.into_inner(), unconfirmed.get())
 }
 
 /// The failure as one JSON object; `run_failure` names a failed run's

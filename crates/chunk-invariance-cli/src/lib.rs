@@ -10,5 +10,5 @@ mod run;
 mod splits;
 
 pub use crate::check::Outcome;
-pub use crate::run::{FilterCommand, Framing, RunFailure};
+pub use crate::run::{FilterCommand, Framing, RunFailure, RunOutput};
 pub use crate::splits::{parse_splits, ParseSplitsError};

@@ -12,10 +12,10 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 
 use chunk_invariance::{SplitIter, Text};
 
-use crate::run::{FilterCommand, RunFailure};
+use crate::run::{FilterCommand, RunFailure, RunOutput};
 
 /// A run's result.
-pub(crate) type RunResult = Result<Vec<u8>, RunFailure>;
+pub(crate) type RunResult = Result<RunOutput, RunFailure>;
 
 /// The splits ahead of the check, and the results of those started.
 pub(crate) struct Pool<'a, T: ?Sized + Text> {

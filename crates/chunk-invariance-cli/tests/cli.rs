@@ -295,3 +295,150 @@ fn usage_errors_exit_2() {
         "{out:?}"
     );
 }
+
+/// The workspace's `srep`, built for this test if need be.
+fn srep() -> PathBuf {
+    // The test runs as <target>/<profile>/deps/cli-<hash>.
+    let exe = std::env::current_exe().unwrap();
+    let profile = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    let status = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "stream-replace-cli",
+            "--bin",
+            "srep",
+        ])
+        .arg("--manifest-path")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml"))
+        .env("CARGO_TARGET_DIR", profile.parent().unwrap())
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building srep: {status}");
+    profile.join(format!("srep{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// The issue's input: "secret" runs from byte 3 to byte 9.
+const SECRET_INPUT: &str = "my secret is here";
+
+// A filter slow to start found every chunk already in the pipe at its first
+// read, and so passed whatever it did per read. With raw framing a chunk is
+// written only once the filter has taken the one before, so its reads see
+// the cuts, with no pause to tune.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_slow_filter_that_replaces_per_read_fails_at_default_settings() {
+    let cmd = format!(
+        "python3 {}",
+        fixture("per_read_filter.py").trim_start_matches("sh ")
+    );
+    let out = run(&["check", "--cmd", &cmd, "--text", SECRET_INPUT]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        stdout(&out),
+        r#"stream filter is not chunk-invariant
+  input:    "my secret is here"
+  split:    ["my s", "ecret is here"] (cut at 4)
+  whole:    "my [X] is here"
+  streamed: "my secret is here"
+  differ:   from byte 3: whole "[X] is here", streamed "secret is here"
+  split #5 in the order tried; generated splits run fewest parts first
+"#
+    );
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_line_buffered_filter_cat_and_srep_pass_at_default_settings() {
+    let line_filter = format!(
+        "python3 {}",
+        fixture("line_filter.py").trim_start_matches("sh ")
+    );
+    let text = "my secret\nis here\n";
+    let out = run(&["check", "--cmd", &line_filter, "--text", text, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(stdout(&out), "{\"ok\":true,\"splits_checked\":18}\n");
+
+    let out = run(&["check", "--cmd", "cat", "--text", SECRET_INPUT]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        stdout(&out),
+        "chunk-invariant: 17 splits checked, each gave the whole-input output\n"
+    );
+
+    let srep = format!("'{}' --literal 'secret=[X]'", srep().display());
+    let out = run(&[
+        "check",
+        "--cmd",
+        &srep,
+        "--text",
+        SECRET_INPUT,
+        "--splits",
+        "upto:3",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        stdout(&out),
+        "chunk-invariant: 137 splits checked, each gave the whole-input output\n"
+    );
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_filter_that_never_reads_is_reported_at_the_time_limit() {
+    let started = std::time::Instant::now();
+    let out = run(&[
+        "check",
+        "--cmd",
+        &fixture("never_reads.sh"),
+        "--text",
+        "abc",
+        "--timeout-ms",
+        "500",
+        "--json",
+    ]);
+    // The filter sleeps for 60 s: ending well before shows that it was
+    // killed at the limit, not waited for.
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let json = stdout(&out);
+    assert!(json.contains(r#""kind":"not_reading""#), "{json}");
+    assert!(json.contains(r#""split":null"#), "{json}");
+    assert!(
+        json.contains(
+            "no result after 500 ms: the filter was not reading its input: chunk 1 of 1 was \
+             still in the pipe to its standard input"
+        ),
+        "{json}"
+    );
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_run_names_the_chunk_a_filter_did_not_take() {
+    use chunk_invariance_cli::{FilterCommand, RunFailure};
+    use std::time::Duration;
+
+    // `head` takes the first chunk (two bytes) and exits; the shell then
+    // sleeps with the input still open, reading none of it.
+    let limit = Duration::from_millis(2000);
+    let filter = FilterCommand::new("head -c 2 >/dev/null; sleep 60").timeout(limit);
+    let failure = filter.run(&[b"ab", b"cd"]).unwrap_err();
+    assert_eq!(
+        failure,
+        RunFailure::NotReading {
+            limit,
+            chunk: 2,
+            chunks: 2
+        }
+    );
+
+    // A filter that exits without reading all its input: what it wrote is
+    // its output, and no read of it joined two chunks.
+    let run = FilterCommand::new("head -c 1")
+        .run(&[b"ab", b"cd"])
+        .unwrap();
+    assert_eq!(run.output(), b"a");
+    assert!(run.boundaries_seen());
+}

@@ -16,6 +16,7 @@
 mod examples;
 mod explain;
 mod regression;
+mod schema;
 mod server;
 
 use std::process::ExitCode;

@@ -17,6 +17,7 @@ use crate::explain::explanation;
 use crate::regression::{
     check_cuts, cuts_of_split, from_hex, is_identifier, regression_test, test_name, Input,
 };
+use crate::schema;
 
 /// What the server says about where a command runs and where the results
 /// go, in its instructions and in the description of the tool that runs
@@ -45,11 +46,14 @@ const CHECK: &str = concat!(
     "Check a stream filter: run it on the whole input, then on each split of the input (the \
      chunks written to its standard input one by one), and compare the joined output with the \
      whole-input output. The filter is a shell command line (reading stdin, writing stdout) or \
-     a built-in example of the Rust crate chunk-invariance. Returns the report as text (the \
-     smallest failing split with its cuts, both outputs and where they first differ, or how \
-     many splits passed) and as JSON (structuredContent, and the second text block): ok, kind, \
-     input, split, cuts, whole, streamed, first_difference, message, report. Pass its input and \
-     cuts to write_regression_test. ",
+     a built-in example of the Rust crate chunk-invariance. With raw framing each chunk is \
+     written only once the filter has taken the one before out of the pipe (Linux), so its \
+     reads see every cut; where that cannot be confirmed the result is not ok (kind \
+     unconfirmed) and says how to make the cuts reach the filter. Returns the report as text \
+     (the smallest failing split with its cuts, both outputs and where they first differ, or \
+     how many splits passed) and as JSON (structuredContent, and the second text block): ok, \
+     kind, input, split, cuts, whole, streamed, first_difference, message, report. Pass its \
+     input and cuts to write_regression_test. ",
     safety!()
 );
 
@@ -58,7 +62,7 @@ const REGRESSION: &str = "Write a regression test for a failing split: Rust sour
     Splits::explicit, for the user's stream filter and whole-input filter (Rust expressions) \
     or a built-in example. Give the input and the split as check_stream_filter reported them \
     (its JSON's input and cuts, or split, and encoding). Returns a note, then the test's \
-    source as its own text block; save it under the crate's tests/ with chunk-invariance as a \
+    source as its own text block (and both as structuredContent: note, source); save it under the crate's tests/ with chunk-invariance as a \
     dev-dependency. For a built-in example it also says whether the test fails today.";
 
 const EXPLAIN: &str = "Explain why per-chunk and carry-over designs of a streaming filter \
@@ -97,8 +101,9 @@ pub(crate) struct CheckParams {
     /// bytes).
     #[serde(default)]
     framing: Option<FramingParam>,
-    /// Milliseconds to wait between two chunks (commands only; default
-    /// 0).
+    /// Milliseconds to wait between two chunks, on top of waiting (raw
+    /// framing, Linux) until the filter has taken each chunk (commands
+    /// only; default 0).
     #[serde(default)]
     pause_ms: Option<u64>,
     /// Milliseconds one run may take before it is killed and reported as
@@ -199,7 +204,7 @@ impl Server {
         }
     }
 
-    #[tool(description = CHECK)]
+    #[tool(description = CHECK, output_schema = schema::check_output())]
     async fn check_stream_filter(
         &self,
         Parameters(params): Parameters<CheckParams>,
@@ -224,7 +229,7 @@ impl Server {
         Ok(result)
     }
 
-    #[tool(description = REGRESSION)]
+    #[tool(description = REGRESSION, output_schema = schema::regression_output())]
     async fn write_regression_test(
         &self,
         Parameters(params): Parameters<RegressionParams>,
@@ -234,7 +239,13 @@ impl Server {
             .map_err(|e| ErrorData::internal_error(format!("the check stopped: {e}"), None))?;
         Ok(match written {
             Ok((note, source)) => {
-                CallToolResult::success(vec![ContentBlock::text(note), ContentBlock::text(source)])
+                let value = serde_json::json!({"note": note, "source": source});
+                let mut result = CallToolResult::success(vec![
+                    ContentBlock::text(note),
+                    ContentBlock::text(source),
+                ]);
+                result.structured_content = Some(value);
+                result
             }
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         })

@@ -117,6 +117,72 @@ fn is_error(result: &Value) -> bool {
     result["isError"] == json!(true)
 }
 
+/// Whether `value` conforms to `schema`, for the keywords the server's
+/// output schemas use; `Err` names the first place it does not.
+fn conforms(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
+    let type_name = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_u64() || n.is_i64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        other => return Err(format!("{at}: a schema without a type: {other}")),
+    };
+    if !types.contains(&type_name) {
+        return Err(format!("{at}: a {type_name}, not one of {types:?}"));
+    }
+    if let Some(allowed) = schema["enum"].as_array() {
+        if !allowed.contains(value) {
+            return Err(format!("{at}: {value} is not one of {allowed:?}"));
+        }
+    }
+    if let (Some(n), Some(min)) = (value.as_u64(), schema["minimum"].as_u64()) {
+        if n < min {
+            return Err(format!("{at}: {n} is below {min}"));
+        }
+    }
+    if let Value::Array(items) = value {
+        for (i, item) in items.iter().enumerate() {
+            conforms(item, &schema["items"], &format!("{at}[{i}]"))?;
+        }
+    }
+    if let Value::Object(fields) = value {
+        for required in schema["required"].as_array().into_iter().flatten() {
+            let name = required.as_str().unwrap();
+            if !fields.contains_key(name) {
+                return Err(format!("{at}: no {name}"));
+            }
+        }
+        for (name, field) in fields {
+            match schema["properties"].get(name) {
+                Some(field_schema) => conforms(field, field_schema, &format!("{at}.{name}"))?,
+                None if schema["additionalProperties"] == json!(false) => {
+                    return Err(format!("{at}: {name} is not in the schema"))
+                }
+                None => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks a successful tool result's structured content against the
+/// tool's output schema.
+fn assert_conforms(result: &Value, tool: &Value) {
+    assert!(!is_error(result), "{result}");
+    let schema = &tool["outputSchema"];
+    assert_eq!(schema["type"], "object", "{tool}");
+    if let Err(why) = conforms(&result["structuredContent"], schema, "structuredContent") {
+        panic!("{why}: {result}");
+    }
+}
+
 /// The property names of a tool's input schema, sorted.
 fn properties(tool: &Value) -> Vec<&str> {
     let mut names: Vec<&str> = tool["inputSchema"]["properties"]
@@ -197,6 +263,29 @@ fn a_client_lists_and_calls_each_tool() {
     );
     assert_eq!(regression["inputSchema"]["required"], json!(["input"]));
     assert!(properties(tool("explain")).is_empty());
+    assert!(
+        tool("explain").get("outputSchema").is_none(),
+        "it returns text only"
+    );
+    // The schema itself is checked against the results below; here, that it
+    // names each field a report can have.
+    let fields: Vec<&str> = check["outputSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for field in [
+        "ok",
+        "kind",
+        "splits_checked",
+        "unconfirmed_runs",
+        "split",
+        "cuts",
+        "report",
+    ] {
+        assert!(fields.contains(&field), "{field} in {check}");
+    }
     for tool in tools {
         assert!(
             tool["description"].as_str().is_some_and(|d| d.len() > 100),
@@ -226,6 +315,7 @@ fn a_client_lists_and_calls_each_tool() {
         "{checked}"
     );
     assert_eq!(text(&checked, 0), report["report"], "{checked}");
+    assert_conforms(&checked, check);
     assert_eq!(
         serde_json::from_str::<Value>(text(&checked, 1)).unwrap(),
         *report
@@ -242,6 +332,7 @@ fn a_client_lists_and_calls_each_tool() {
         json!(["use s", "k-AbCd1234 now"]),
         "{checked}"
     );
+    assert_conforms(&checked, check);
     let checked = server.call(
         "check_stream_filter",
         json!({"command": "cat", "input": KEY_INPUT, "splits": "upto:3", "jobs": 2}),
@@ -255,6 +346,40 @@ fn a_client_lists_and_calls_each_tool() {
         text(&checked, 0),
         "chunk-invariant: 172 splits checked, each gave the whole-input output"
     );
+    assert_conforms(&checked, check);
+
+    // A filter slow to start that replaces "secret" in each read on its
+    // own: its reads see the cuts, so the check fails it (Linux, where the
+    // pipe tells when a chunk has been taken).
+    #[cfg(target_os = "linux")]
+    {
+        let per_read = "python3 -c 'import os, time\ntime.sleep(0.3)\nwhile True:\n    d = \
+            os.read(0, 65536)\n    if not d: break\n    os.write(1, d.replace(b\"secret\", \
+            b\"[X]\"))'";
+        let checked = server.call(
+            "check_stream_filter",
+            json!({"command": per_read, "input": "my secret is here"}),
+        );
+        let report = &checked["structuredContent"];
+        assert_eq!(report["ok"], false, "{checked}");
+        assert_eq!(report["kind"], "not_invariant", "{checked}");
+        assert_eq!(
+            report["split"],
+            json!(["my s", "ecret is here"]),
+            "{checked}"
+        );
+        assert_conforms(&checked, check);
+
+        let checked = server.call(
+            "check_stream_filter",
+            json!({"command": "sleep 60", "input": "abc", "timeout_ms": 300}),
+        );
+        assert_eq!(
+            checked["structuredContent"]["kind"], "not_reading",
+            "{checked}"
+        );
+        assert_conforms(&checked, check);
+    }
 
     // Arguments the tool cannot use are an error the caller reads.
     for arguments in [
@@ -287,6 +412,13 @@ fn a_client_lists_and_calls_each_tool() {
         "{written}"
     );
     let source = text(&written, 1);
+    assert_conforms(&written, regression);
+    assert_eq!(written["structuredContent"]["source"], source, "{written}");
+    assert_eq!(
+        written["structuredContent"]["note"],
+        text(&written, 0),
+        "{written}"
+    );
     for part in [
         "#[test]\nfn chunk_invariant_cut_at_5() {",
         "use chunk_invariance::{assert_chunk_invariant_with, Splits};",
