@@ -15,8 +15,8 @@ pub enum Input {
     /// A file checked to be readable, opened when its turn comes, so that
     /// `srep ... *.log` holds one file open at a time.
     Path(PathBuf),
-    /// A file already open.
-    File(File),
+    /// A file already open, and how messages name it.
+    File(File, String),
 }
 
 impl Input {
@@ -25,7 +25,7 @@ impl Input {
         match self {
             Input::Stdin => "stdin".to_owned(),
             Input::Path(p) => p.display().to_string(),
-            Input::File(_) => "the file".to_owned(),
+            Input::File(_, name) => name.clone(),
         }
     }
 
@@ -34,7 +34,7 @@ impl Input {
         Ok(match self {
             Input::Stdin => Box::new(io::stdin().lock()),
             Input::Path(p) => Box::new(File::open(p)?),
-            Input::File(f) => Box::new(f),
+            Input::File(f, _) => Box::new(f),
         })
     }
 }
@@ -111,7 +111,7 @@ pub fn in_place_targets(paths: &[OsString]) -> Result<Vec<(String, PathBuf)>, St
 /// `edit`'s error, or the I/O error of a step.
 pub fn replace_atomically<F>(target: &Path, edit: F) -> Result<(), Stop>
 where
-    F: FnOnce(File, &mut BufWriter<File>) -> Result<(), Stop>,
+    F: FnOnce(Input, &mut BufWriter<File>) -> Result<(), Stop>,
 {
     let read = |e| Stop::Read(target.display().to_string(), e);
     let input = File::open(target).map_err(read)?;
@@ -124,7 +124,10 @@ where
     let (temp_path, temp) = create_temp(dir, &name).map_err(Stop::Write)?;
     let temp_path = RemoveOnDrop(Some(temp_path));
     let mut output = BufWriter::new(temp);
-    edit(input, &mut output)?;
+    edit(
+        Input::File(input, target.display().to_string()),
+        &mut output,
+    )?;
     let file = output
         .into_inner()
         .map_err(|e| Stop::Write(e.into_error()))?;

@@ -214,4 +214,19 @@ mod tests {
         assert!(err.starts_with("invalid regex:\n"), "{err}");
         assert!(err.contains("a(b"), "{err}");
     }
+
+    // The README says the pack's rules are not rewritten: all but the
+    // two written to span lines could not match a newline anyway.
+    #[test]
+    fn pack_rules_other_than_two_cannot_match_a_newline() {
+        let mut spanning = Vec::new();
+        for rule in stream_replace::pack::pii().rules() {
+            match pattern_for(rule.pattern, Mode::Lines) {
+                Ok(p) => assert_eq!(p, rule.pattern, "{}", rule.id),
+                Err(_) => spanning.push(rule.id),
+            }
+        }
+        spanning.sort_unstable();
+        assert_eq!(spanning, ["private_key"]);
+    }
 }

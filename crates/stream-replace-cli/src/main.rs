@@ -219,7 +219,7 @@ fn in_place(rules: &Rules, mode: Mode, specs: &[Spec], paths: &[OsString]) -> Ex
                 found: false,
                 flush: false,
             };
-            run(rules, mode, vec![files::Input::File(input)], &mut sink)
+            run(rules, mode, vec![input], &mut sink)
         });
         if let Err(stop) = result {
             return stop.report(specs, &shown.to_string(), "; the file is left as it was");
