@@ -215,10 +215,10 @@ mod tests {
         assert!(err.contains("a(b"), "{err}");
     }
 
-    // The README says the pack's rules are not rewritten: all but the
-    // two written to span lines could not match a newline anyway.
+    // The README says the pack's rules are not rewritten: all but the one
+    // written to span lines could not match a newline anyway.
     #[test]
-    fn pack_rules_other_than_two_cannot_match_a_newline() {
+    fn pack_rules_but_private_key_cannot_match_a_newline() {
         let mut spanning = Vec::new();
         for rule in stream_replace::pack::pii().rules() {
             match pattern_for(rule.pattern, Mode::Lines) {
@@ -228,5 +228,91 @@ mod tests {
         }
         spanning.sort_unstable();
         assert_eq!(spanning, ["private_key"]);
+    }
+
+    // Rules whose line-mode meaning differs from their whole-input one,
+    // with replacements that show where each match was.
+    const RULES: &[(&str, &str)] = &[
+        (r"^Authorization: .*", "A:***"),
+        (r"(password=)[^ ]+", "${1}***"),
+        (r"(?P<k>password=)[^ ]+", "${k}#"),
+        (r"\s+", "_"),
+        (r"\S+$", "<$0>"),
+        (r"^\w*", "[$0]"),
+        (r"$", "|"),
+        (r"\A.", "{$0}"),
+        (r"[^a]*b", "($0)"),
+        (r"(?i)A[^=]*", "($0)"),
+        (r"\W+", "~"),
+        (r"(b+)\r?$", "${1}!"),
+        (r"é[^b]{0,3}", "(e)"),
+    ];
+
+    fn text() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("a"),
+            Just("b"),
+            Just(" "),
+            Just("\t"),
+            Just("\n"),
+            Just("\r\n"),
+            Just("\r"),
+            Just("="),
+            Just("é"),
+            Just("Authorization: "),
+            Just("password="),
+        ];
+        proptest::collection::vec(piece, 0..24).prop_map(|p| p.concat())
+    }
+
+    use proptest::prelude::*;
+
+    // RULES, rewritten and compiled once.
+    fn compiled() -> &'static [stream_replace::Rules] {
+        static RULES_BUILT: std::sync::OnceLock<Vec<stream_replace::Rules>> =
+            std::sync::OnceLock::new();
+        RULES_BUILT.get_or_init(|| {
+            RULES
+                .iter()
+                .map(|&(p, with)| {
+                    stream_replace::Rules::builder()
+                        .regex(&lines(p), with)
+                        .build()
+                        .unwrap()
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        // The rewritten rule over the whole text, run by the engine srep
+        // uses and streamed in two to four pieces, gives what the `regex`
+        // crate gives for the original rule on each line alone.
+        #[test]
+        fn engine_streams_each_line_as_if_alone(
+            text in text(),
+            cuts in proptest::collection::vec(any::<prop::sample::Index>(), 1..4),
+        ) {
+            for (&(p, with), rules) in RULES.iter().zip(compiled()) {
+                let want = per_line(p, &text, with);
+                prop_assert_eq!(&rules.replace_all(&text), &want, "{}", p);
+                let mut at: Vec<usize> = cuts
+                    .iter()
+                    .map(|i| i.index(text.len() + 1))
+                    .filter(|&i| text.is_char_boundary(i))
+                    .collect();
+                at.sort_unstable();
+                let mut r = rules.replacer();
+                let (mut out, mut from) = (String::new(), 0);
+                for &to in at.iter().chain([&text.len()]) {
+                    out += &r.feed(&text[from..to]).unwrap();
+                    from = to;
+                }
+                out += &r.flush().unwrap();
+                prop_assert_eq!(&out, &want, "{} cut at {:?}", p, at);
+            }
+        }
     }
 }

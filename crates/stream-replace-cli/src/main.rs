@@ -55,7 +55,7 @@ and end of each line; `.` and every class (`[^ ]`, `\\s`, `\\W`) leave out \
 line: on a CRLF line `$` is after the `\\r`, and `[^ ]+` at the end of one \
 takes it (write `[^ \\r]+`). A rule that names a newline (`\\n`) or every \
 character (`[\\s\\S]`, `(?s:.)`) is refused without -z. With -z the input is \
-one text, as before a sed -z: `^`/`$` match only at its ends (unless `(?m)`) \
+one text, as sed -z sees text without NUL bytes: `^`/`$` match only at its ends (unless `(?m)`) \
 and `[^ ]`, `\\s` match newlines; a rule such as `<think>[\\s\\S]*?</think>` \
 needs it. --pack rules always run as the pack defines them (a PEM private \
 key spans lines).
