@@ -103,7 +103,8 @@ pub fn in_place_targets(paths: &[OsString]) -> Result<Vec<(String, PathBuf)>, St
 
 /// Runs `edit` from `target` into a new file in its directory, then puts
 /// that file in `target`'s place with a rename, which readers see whole or
-/// not at all. The new file gets `target`'s permissions. When `edit` or
+/// not at all. The new file gets `target`'s permissions (and its owner and
+/// group, where the user may give them). When `edit` or
 /// any step fails, the new file is removed and `target` is left as it was.
 ///
 /// # Errors
@@ -115,7 +116,7 @@ where
 {
     let read = |e| Stop::Read(target.display().to_string(), e);
     let input = File::open(target).map_err(read)?;
-    let permissions = input.metadata().map_err(read)?.permissions();
+    let meta = input.metadata().map_err(read)?;
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -131,14 +132,35 @@ where
     let file = output
         .into_inner()
         .map_err(|e| Stop::Write(e.into_error()))?;
-    file.set_permissions(permissions).map_err(Stop::Write)?;
+    keep_owner(&file, &meta);
+    file.set_permissions(meta.permissions())
+        .map_err(Stop::Write)?;
     file.sync_all().map_err(Stop::Write)?;
     drop(file);
     let path = temp_path.0.as_deref().unwrap_or(target);
     fs::rename(path, target).map_err(Stop::Write)?;
     temp_path.keep();
+    // The rename is durable once the directory is synced. It has happened
+    // either way, so a directory that cannot be synced is not an error.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
     Ok(())
 }
+
+// Gives the new file the old one's owner and group where the user may (as
+// root, or the group when the user is in it); otherwise it keeps the user's,
+// as sed -i does.
+#[cfg(unix)]
+fn keep_owner(file: &File, old: &fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    if std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid())).is_err() {
+        let _ = std::os::unix::fs::fchown(file, None, Some(old.gid()));
+    }
+}
+
+#[cfg(not(unix))]
+fn keep_owner(_: &File, _: &fs::Metadata) {}
 
 // A new file `.NAME.srep-PID-N` in `dir`, created exclusively so that no
 // other file is overwritten.

@@ -592,6 +592,7 @@ fn entries(dir: &std::path::Path) -> Vec<String> {
     names
 }
 
+#[cfg(unix)]
 #[test]
 fn in_place_rewrites_each_file_and_keeps_its_mode() {
     use std::os::unix::fs::PermissionsExt;
@@ -663,6 +664,32 @@ fn in_place_leaves_a_blocked_file_as_it_was() {
         "mail bob@example.org\n"
     );
     assert_eq!(entries(&dir), ["a.log", "b.log", "c.log"]);
+}
+
+#[test]
+fn in_place_leaves_a_file_over_the_held_limit_as_it_was() {
+    let dir = temp_dir("in-place-held");
+    let a = dir.join("a.txt");
+    let text = format!("kept <think>{}", "thought ".repeat(40));
+    std::fs::write(&a, &text).unwrap();
+    let out = run(
+        &[
+            "-i",
+            "-z",
+            "-e",
+            r"<think>[\s\S]*?</think>=",
+            "--max-held",
+            "64",
+            a.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("(--max-held)"), "{err}");
+    assert!(err.contains("the file is left as it was"), "{err}");
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), text);
+    assert_eq!(entries(&dir), ["a.txt"]);
 }
 
 #[test]
