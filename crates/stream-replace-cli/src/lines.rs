@@ -52,6 +52,18 @@ pub fn pattern_for(pattern: &str, mode: Mode) -> Result<String, String> {
     })
 }
 
+/// Whether `pattern` can match the empty string (`^`, `$`, `x*`). In line
+/// mode such a rule could match after the input's last newline, where sed
+/// sees no line, so srep holds that newline back from the engine until
+/// more input follows (see `run` in main.rs). A pattern that does not parse
+/// is taken to match empty, the safe reading.
+pub fn can_match_empty(pattern: &str) -> bool {
+    ParserBuilder::new()
+        .build()
+        .parse(pattern)
+        .map_or(true, |hir| hir.properties().minimum_len() == Some(0))
+}
+
 /// Checks that a literal rule can match within a line.
 ///
 /// # Errors
@@ -206,6 +218,16 @@ mod tests {
         assert!(literal_for("a\nb", Mode::Lines).is_err());
         assert!(literal_for("a\nb", Mode::Whole).is_ok());
         assert!(literal_for("a\rb", Mode::Lines).is_ok());
+    }
+
+    #[test]
+    fn rules_that_match_empty_text() {
+        for p in ["^", "$", "x*", r"^\w*", "a|", r"\b", "(?:)"] {
+            assert!(can_match_empty(p), "{p}");
+        }
+        for p in ["x", "^a", r"\w+$", "a|b", "password=[^ ]+", "["] {
+            assert_eq!(can_match_empty(p), p == "[", "{p}");
+        }
     }
 
     #[test]

@@ -54,7 +54,8 @@ and end of each line; `.` and every class (`[^ ]`, `\\s`, `\\W`) leave out \
 `\\n`, so no match runs into the next line. As in sed, `\\r` is part of the \
 line: on a CRLF line `$` is after the `\\r`, and `[^ ]+` at the end of one \
 takes it (write `[^ \\r]+`). A rule that names a newline (`\\n`) or every \
-character (`[\\s\\S]`, `(?s:.)`) is refused without -z. With -z the input is \
+character (`[\\s\\S]`, `(?s:.)`) is refused without -z. As in sed, nothing \
+comes after the last newline: `^=> ` prefixes each line and no more. With -z the input is \
 one text, as sed -z sees text without NUL bytes: `^`/`$` match only at its ends (unless `(?m)`) \
 and `[^ ]`, `\\s` match newlines; a rule such as `<think>[\\s\\S]*?</think>` \
 needs it. --pack rules always run as the pack defines them (a PEM private \
@@ -176,8 +177,17 @@ fn main() -> ExitCode {
         Ok(rules) => rules,
         Err(e) => return usage_error(&e),
     };
+    // See `run`: only a rule that can match empty text could match after
+    // the last newline.
+    let lines = Lines {
+        mode,
+        hold_last_newline: mode == Mode::Lines
+            && specs
+                .iter()
+                .any(|s| !matches!(s.kind, Kind::Literal) && lines::can_match_empty(&s.pattern)),
+    };
     if args.in_place {
-        return in_place(&rules, mode, &specs, &args.files);
+        return in_place(&rules, lines, &specs, &args.files);
     }
     let inputs = match files::open_all(&args.files) {
         Ok(inputs) => inputs,
@@ -190,7 +200,7 @@ fn main() -> ExitCode {
         found: false,
         flush: true,
     };
-    match run(&rules, mode, inputs, &mut sink) {
+    match run(&rules, lines, inputs, &mut sink) {
         Ok(()) if sink.found => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
         Err(Stop::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -205,7 +215,7 @@ fn usage_error(message: &str) -> ExitCode {
 
 // Each file its own stream, written to a new file that replaces it only
 // when its stream ended cleanly.
-fn in_place(rules: &Rules, mode: Mode, specs: &[Spec], paths: &[OsString]) -> ExitCode {
+fn in_place(rules: &Rules, lines: Lines, specs: &[Spec], paths: &[OsString]) -> ExitCode {
     let targets = match files::in_place_targets(paths) {
         Ok(targets) => targets,
         Err(e) => return usage_error(&e),
@@ -219,7 +229,7 @@ fn in_place(rules: &Rules, mode: Mode, specs: &[Spec], paths: &[OsString]) -> Ex
                 found: false,
                 flush: false,
             };
-            run(rules, mode, vec![input], &mut sink)
+            run(rules, lines, vec![input], &mut sink)
         });
         if let Err(stop) = result {
             return stop.report(specs, &shown.to_string(), "; the file is left as it was");
@@ -476,11 +486,43 @@ struct Sink<'a, W> {
     flush: bool,
 }
 
+// How `run` treats line ends.
+#[derive(Clone, Copy, Debug)]
+struct Lines {
+    mode: Mode,
+    // Hold each read's final newline back from the engine until more input
+    // follows, and write the input's last one after the engine's output.
+    hold_last_newline: bool,
+}
+
+// A newline `run` owes the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Owed {
+    // None.
+    Nothing,
+    // The input's own, held back: fed before more input, or written after
+    // the engine's output at the end.
+    Held,
+    // One that ends a file's unended last line: fed only before more input.
+    Added,
+}
+
 // Streams the inputs, one after the other, into `sink`. When a block rule
 // fires, the text before its match has been written, nothing from it on.
+//
+// In line mode the input's lines are sed's: a last line without a newline
+// is ended when another file follows, and nothing comes after the last
+// newline. A rule that can match empty text (`^`, `$`) would otherwise match
+// once more there (`printf 'a\n' | srep -e '^=> '` giving `> a\n> `), so
+// with such a rule each read's final newline reaches the engine only with
+// the next read, and the input's last one is written after the engine's
+// output. No line rule can match a newline or see past one, and the end of
+// the input looks to every rule as the newline it stands for, so this
+// changes no other match. The cost: a line's last bytes may wait for the
+// next read. For the same reason an empty input gives an empty output.
 fn run<W: Write>(
     rules: &Rules,
-    mode: Mode,
+    lines: Lines,
     inputs: Vec<files::Input>,
     sink: &mut Sink<'_, W>,
 ) -> Result<(), Stop> {
@@ -488,10 +530,8 @@ fn run<W: Write>(
     replacer.record_triggers(sink.check, false);
     let mut buf = vec![0; 256 << 10];
     let mut out = Vec::with_capacity(buf.len() + 1024);
-    // In line mode a file whose last line has no newline ends that line
-    // when more input follows, as in sed: a rule for the next file's first
-    // line sees it as a line of its own.
-    let mut unended = false;
+    let mut owed = Owed::Nothing;
+    let mut fed_any = false;
     for input in inputs {
         let name = input.name();
         let mut input = input.open().map_err(|e| Stop::Read(name.clone(), e))?;
@@ -502,31 +542,45 @@ fn run<W: Write>(
                 Ok(0) => {
                     // Only the end of an input ends a line: a read may stop
                     // anywhere.
-                    unended |= mode == Mode::Lines && last.is_some_and(|b| b != b'\n');
+                    if lines.mode == Mode::Lines && last.is_some_and(|b| b != b'\n') {
+                        owed = Owed::Added;
+                    }
                     break;
                 }
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(Stop::Read(name, e)),
             };
-            if unended {
-                unended = false;
+            last = Some(buf[n - 1]);
+            let mut data = &buf[..n];
+            let mut now = Owed::Nothing;
+            if lines.hold_last_newline && data.ends_with(b"\n") {
+                data = &data[..n - 1];
+                now = Owed::Held;
+            }
+            if owed != Owed::Nothing {
                 let fed = replacer.feed_bytes_into(b"\n", &mut out);
                 sink.emit(&mut replacer, &mut out).map_err(Stop::Write)?;
                 fed?;
             }
-            last = buf[..n].last().copied();
+            owed = now;
+            fed_any = true;
             // On an error `out` still gets the text decided before the held
             // region or the blocked match, which is safe to send; the rest
             // is gone.
-            let fed = replacer.feed_bytes_into(&buf[..n], &mut out);
+            let fed = replacer.feed_bytes_into(data, &mut out);
             sink.emit(&mut replacer, &mut out).map_err(Stop::Write)?;
             fed?;
         }
     }
-    let flushed = replacer.flush_bytes_into(&mut out);
-    sink.emit(&mut replacer, &mut out).map_err(Stop::Write)?;
-    flushed?;
+    if lines.mode == Mode::Whole || fed_any {
+        let flushed = replacer.flush_bytes_into(&mut out);
+        sink.emit(&mut replacer, &mut out).map_err(Stop::Write)?;
+        flushed?;
+    }
+    if owed == Owed::Held && !sink.check {
+        sink.output.write_all(b"\n").map_err(Stop::Write)?;
+    }
     sink.output.flush().map_err(Stop::Write)
 }
 

@@ -863,3 +863,42 @@ fn a_line_split_across_reads_stays_one_line() {
     assert_eq!(String::from_utf8(rest).unwrap(), "[LINE]\nabc");
     assert!(child.wait().unwrap().success());
 }
+
+// sed sees no line after the input's last newline, nor in an empty input:
+// a rule that can match empty text must not match there. (Found while
+// comparing with sed: `printf 'a\n' | srep -e '^=> '` gave "> a\n> ".)
+// Each want is GNU sed 4.9's output for `sed -E 's/RULE/REPL/g'`.
+#[test]
+fn a_rule_matching_empty_text_sees_the_lines_sed_sees() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("^=> ", "a\nb\n", "> a\n> b\n"),
+        ("^=> ", "", ""),
+        ("^=> ", "\n", "> \n"),
+        ("^=> ", "a\n\n", "> a\n> \n"),
+        ("^=> ", "abc", "> abc"),
+        ("$=;", "a\r\nb\r\n", "a\r;\nb\r;\n"),
+        ("$=;", "a\nb", "a;\nb;"),
+        ("x*=-", "abc\n", "-a-b-c-\n"),
+        ("^$=E", "a\n\nb\n", "a\nE\nb\n"),
+        (r"^\w*=[$0]", "ab\n\ncd\n", "[ab]\n[]\n[cd]\n"),
+    ];
+    for (rule, input, want) in cases {
+        let out = run(&["-e", rule], input.as_bytes());
+        assert_eq!(stderr(&out), "", "{rule} on {input:?}");
+        assert_eq!(text(&out), *want, "{rule} on {input:?}");
+        // The same with more rules, and with a line split across reads.
+        let out = run(&["-e", "zz=y", "-e", rule], input.as_bytes());
+        assert_eq!(text(&out), *want, "{rule} on {input:?}");
+    }
+    // Across files: the added newline ends the first file's line.
+    let a = temp_file("empty-a.txt", "a");
+    let b = temp_file("empty-b.txt", "b\n");
+    let out = run(
+        &["-e", "^=>", a.to_str().unwrap(), b.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(text(&out), ">a\n>b\n");
+    // With -z the input is one text, as replacing it whole gives.
+    let out = run(&["-z", "-e", "$=;"], b"a\nb\n");
+    assert_eq!(text(&out), "a\nb\n;");
+}
