@@ -71,6 +71,19 @@ echo "outputs identical: $(wc -c < "$work/srep.out") bytes;" \
   "$(count 'trace=\[TRACE\]$' "$work/srep.out") trace ids," \
   "$(count 'password=\*\*\*$' "$work/srep.out") passwords ending a line," \
   "$(count "$(printf '\r$')" "$work/srep.out") CRLF lines kept"
+# Rules that can match empty text, one at a time (sed's one-rule-after-
+# another and srep's one pass only agree on each alone): nothing may match
+# after the last line, and empty matches must fall where sed's do.
+# Also on the log with a final newline, after which sed sees no line.
+cat "$log" > "$work/app-nl.log" && echo >> "$work/app-nl.log"
+for input in "$log" "$work/app-nl.log"; do
+  for rule in '^=> ' '$=;' '[[:blank:]]*$=|' 'x*=-' '\b=|'; do
+    "$srep" -e "$rule" < "$input" > "$work/srep-one.out"
+    LC_ALL=C sed -E "s/${rule%=*}/${rule##*=}/g" < "$input" > "$work/sed-one.out"
+    cmp "$work/srep-one.out" "$work/sed-one.out"
+  done
+done
+echo "rules matching empty text, each alone, with and without a final newline: identical to sed"
 # The same rules over the whole input (-z) do not give sed's output: `^`
 # matches once, and `password=[^ ]+` runs into the next line.
 if "$srep" -z -f "$work/rules.json" < "$log" | cmp -s - "$work/sed-c.out"; then
