@@ -232,7 +232,7 @@ fn in_place(rules: &Rules, lines: Lines, specs: &[Spec], paths: &[OsString]) -> 
             run(rules, lines, vec![input], &mut sink)
         });
         if let Err(stop) = result {
-            return stop.report(specs, &shown.to_string(), "; the file is left as it was");
+            return stop.report(specs, shown, "; the file is left as it was");
         }
     }
     ExitCode::SUCCESS
