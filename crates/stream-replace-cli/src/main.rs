@@ -346,7 +346,14 @@ fn build(specs: &[Spec], args: &Args, mode: Mode) -> Result<Rules, String> {
     };
     build(&rules).map_err(|e| {
         let Some(i) = e.rule().filter(|&i| i < specs.len()) else {
-            return format!("cannot build the rules: {}", message_of(&e));
+            return match e.kind() {
+                ErrorKind::TooBig => format!(
+                    "too big: the rules together compile to more than {} bytes; give \
+                     fewer rules",
+                    config.get_size_limit()
+                ),
+                _ => format!("cannot build the rules: {}", message_of(&e)),
+            };
         };
         let name = specs[i].name();
         match e.kind() {

@@ -754,6 +754,20 @@ fn messages_count_rules_from_1_and_name_no_library_type() {
             &["-e", r"(?:\w{1000}){1000}=x"],
             "rule 1 (-e \"(?:\\\\w{1000}){1000}\"): too big",
         ),
+        // Each fits the size limit, the four together do not.
+        (
+            &[
+                "-e",
+                r"\w{150}x1=y",
+                "-e",
+                r"\w{150}x2=y",
+                "-e",
+                r"\w{150}x3=y",
+                "-e",
+                r"\w{150}x4=y",
+            ],
+            "rule 4 (-e \"\\\\w{150}x4\"): too big: rules 1 to 4 together",
+        ),
     ];
     for (args, message) in cases {
         let (code, err) = fails(args);
