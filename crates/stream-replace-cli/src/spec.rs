@@ -55,7 +55,11 @@ impl fmt::Display for SpecError {
 pub fn from_flag(kind: Kind, number: usize, arg: &str) -> Result<Spec, SpecError> {
     let (flag, shown, what) = match kind {
         Kind::Literal => ("--literal", String::new(), "TEXT=REPLACEMENT"),
-        _ => ("-e", format!(" {arg:?}"), "PATTERN=REPLACEMENT"),
+        _ => (
+            "-e",
+            format!(" {}", shown_pattern(arg)),
+            "PATTERN=REPLACEMENT",
+        ),
     };
     let Some((pattern, replacement)) = arg.rsplit_once('=') else {
         return Err(SpecError(format!(
@@ -76,7 +80,7 @@ pub fn from_flag(kind: Kind, number: usize, arg: &str) -> Result<Spec, SpecError
     }
     let origin = match kind {
         Kind::Literal => flag.to_owned(),
-        _ => format!("{flag} {pattern:?}"),
+        _ => format!("{flag} {}", shown_pattern(pattern)),
     };
     Ok(Spec {
         kind,
@@ -85,6 +89,14 @@ pub fn from_flag(kind: Kind, number: usize, arg: &str) -> Result<Spec, SpecError
         number,
         origin,
     })
+}
+
+/// The pattern quoted for a message; a long one cut after 60 characters.
+fn shown_pattern(pattern: &str) -> String {
+    match pattern.char_indices().nth(60) {
+        Some((cut, _)) => format!("{:?}... ({} bytes)", &pattern[..cut], pattern.len()),
+        None => format!("{pattern:?}"),
+    }
 }
 
 /// `1st`, `2nd`, `3rd`, `4th`, ... `11th`, `21st`.
@@ -232,6 +244,16 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn a_long_pattern_is_cut_in_messages() {
+        let long = "a".repeat(100);
+        let s = from_flag(Kind::Regex, 1, &format!("{long}=x")).unwrap();
+        assert_eq!(
+            s.name(),
+            format!("rule 1 (-e \"{}\"... (100 bytes))", &long[..60])
+        );
     }
 
     #[test]
