@@ -12,8 +12,21 @@ pub struct Spec {
     pub kind: Kind,
     pub pattern: String,
     pub replacement: String,
-    /// For messages: `-e #2`, `rules.toml rule 3`.
+    /// The rule's place among all rules, from 1, in command-line order
+    /// (a file's or a pack's rules taking the flag's place): the one way
+    /// srep counts rules, in messages and in `--check`.
+    pub number: usize,
+    /// Where it was written, for messages: `-e "a.c"`, `--literal`,
+    /// `the 3rd rule of rules.toml`, `--pack pii: us_ssn`. A literal's
+    /// text is not shown: it may be the secret the rule is for.
     pub origin: String,
+}
+
+impl Spec {
+    /// How messages name the rule: `rule 2 (-e "a.c")`.
+    pub fn name(&self) -> String {
+        format!("rule {} ({})", self.number, self.origin)
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -38,33 +51,72 @@ impl fmt::Display for SpecError {
 
 /// Splits `PATTERN=REPLACEMENT` at the last `=`: patterns often contain
 /// `=` (`password=\S+`), replacements rarely do, and one that does can be
-/// written in a rules file.
-pub fn from_flag(kind: Kind, flag: &str, n: usize, arg: &str) -> Result<Spec, SpecError> {
-    let origin = format!("{flag} #{n}");
+/// written in a rules file. `number` is the rule's place among all rules.
+pub fn from_flag(kind: Kind, number: usize, arg: &str) -> Result<Spec, SpecError> {
+    let (flag, shown, what) = match kind {
+        Kind::Literal => ("--literal", String::new(), "TEXT=REPLACEMENT"),
+        _ => (
+            "-e",
+            format!(" {}", shown_pattern(arg)),
+            "PATTERN=REPLACEMENT",
+        ),
+    };
     let Some((pattern, replacement)) = arg.rsplit_once('=') else {
         return Err(SpecError(format!(
-            "{origin} {arg:?}: expected PATTERN=REPLACEMENT (split at the last '='; \
-             use an empty replacement, PATTERN=, to delete)"
+            "rule {number} ({flag}{shown}): expected {what} (split at the last '='; \
+             use an empty replacement, {}=, to delete)",
+            what.split('=').next().unwrap_or(what)
         )));
     };
     if pattern.is_empty() {
         return Err(SpecError(format!(
-            "{origin} {arg:?}: the pattern before '=' is empty"
+            "rule {number} ({flag}{shown}): the {} before '=' is empty",
+            if matches!(kind, Kind::Literal) {
+                "text"
+            } else {
+                "pattern"
+            }
         )));
     }
+    let origin = match kind {
+        Kind::Literal => flag.to_owned(),
+        _ => format!("{flag} {}", shown_pattern(pattern)),
+    };
     Ok(Spec {
         kind,
         pattern: pattern.to_owned(),
         replacement: replacement.to_owned(),
+        number,
         origin,
     })
+}
+
+/// The pattern quoted for a message; a long one cut after 60 characters.
+fn shown_pattern(pattern: &str) -> String {
+    match pattern.char_indices().nth(60) {
+        Some((cut, _)) => format!("{:?}... ({} bytes)", &pattern[..cut], pattern.len()),
+        None => format!("{pattern:?}"),
+    }
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, ... `11th`, `21st`.
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// The names `--pack` accepts.
 pub const PACKS: [&str; 1] = ["pii"];
 
-/// The rules of the pack `name` (one of [`PACKS`]), in the pack's order.
-pub fn from_pack(name: &str) -> Result<Vec<Spec>, SpecError> {
+/// The rules of the pack `name` (one of [`PACKS`]), in the pack's order,
+/// numbered from `first`.
+pub fn from_pack(name: &str, first: usize) -> Result<Vec<Spec>, SpecError> {
     let pack = match name {
         "pii" => pack::pii(),
         _ => {
@@ -77,11 +129,13 @@ pub fn from_pack(name: &str) -> Result<Vec<Spec>, SpecError> {
     Ok(pack
         .rules()
         .iter()
-        .map(|r| Spec {
+        .enumerate()
+        .map(|(i, r)| Spec {
             kind: Kind::Pack(*r),
             pattern: r.pattern.to_owned(),
             replacement: r.mask.to_owned(),
-            origin: format!("--pack {name} rule {}", r.id),
+            number: first + i,
+            origin: format!("--pack {name}: {}", r.id),
         })
         .collect())
 }
@@ -108,8 +162,9 @@ struct TomlFile {
 }
 
 /// Reads a rules file: TOML (`[[rule]]` tables) when its name ends in
-/// `.toml`, JSON (a list, or `{"rule": [...]}`) otherwise.
-pub fn from_file(path: &Path) -> Result<Vec<Spec>, SpecError> {
+/// `.toml`, JSON (a list, or `{"rule": [...]}`) otherwise. Its rules are
+/// numbered from `first`.
+pub fn from_file(path: &Path, first: usize) -> Result<Vec<Spec>, SpecError> {
     let shown = path.display();
     let text = std::fs::read_to_string(path)
         .map_err(|e| SpecError(format!("cannot read rules file {shown}: {e}")))?;
@@ -132,23 +187,28 @@ pub fn from_file(path: &Path) -> Result<Vec<Spec>, SpecError> {
         .into_iter()
         .enumerate()
         .map(|(i, r)| {
-            let origin = format!("{shown} rule {}", i + 1);
+            let number = first + i;
+            let origin = format!("the {} rule of {shown}", ordinal(i + 1));
             let (kind, pattern) = match (r.pattern, r.literal) {
                 (Some(p), None) => (Kind::Regex, p),
                 (None, Some(l)) => (Kind::Literal, l),
                 _ => {
                     return Err(SpecError(format!(
-                        "{origin}: give exactly one of \"pattern\" (a regex) or \"literal\""
+                        "rule {number} ({origin}): give exactly one of \"pattern\" (a regex) \
+                         or \"literal\""
                     )))
                 }
             };
             if pattern.is_empty() {
-                return Err(SpecError(format!("{origin}: the pattern is empty")));
+                return Err(SpecError(format!(
+                    "rule {number} ({origin}): the pattern is empty"
+                )));
             }
             Ok(Spec {
                 kind,
                 pattern,
                 replacement: r.replacement,
+                number,
                 origin,
             })
         })
@@ -161,14 +221,52 @@ mod tests {
 
     #[test]
     fn flag_splits_at_the_last_equals() {
-        let s = from_flag(Kind::Regex, "-e", 1, r"password=\S+=***").unwrap();
+        let s = from_flag(Kind::Regex, 1, r"password=\S+=***").unwrap();
         assert_eq!(
             (s.pattern.as_str(), s.replacement.as_str()),
             (r"password=\S+", "***")
         );
-        let s = from_flag(Kind::Literal, "--literal", 2, "a=b=").unwrap();
+        assert_eq!(s.name(), r#"rule 1 (-e "password=\\S+")"#);
+        let s = from_flag(Kind::Literal, 2, "a=b=").unwrap();
         assert_eq!((s.pattern.as_str(), s.replacement.as_str()), ("a=b", ""));
-        assert!(from_flag(Kind::Regex, "-e", 3, "no-equals").is_err());
-        assert!(from_flag(Kind::Regex, "-e", 4, "=x").is_err());
+        assert_eq!(s.name(), "rule 2 (--literal)");
+        assert!(from_flag(Kind::Regex, 3, "no-equals").is_err());
+        assert!(from_flag(Kind::Regex, 4, "=x").is_err());
+    }
+
+    #[test]
+    fn a_literal_that_fails_to_split_is_not_shown() {
+        let e = from_flag(Kind::Literal, 5, "hunter2")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("rule 5 (--literal): expected TEXT=REPLACEMENT"),
+            "{e}"
+        );
+        assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn a_long_pattern_is_cut_in_messages() {
+        let long = "a".repeat(100);
+        let s = from_flag(Kind::Regex, 1, &format!("{long}=x")).unwrap();
+        assert_eq!(
+            s.name(),
+            format!("rule 1 (-e \"{}\"... (100 bytes))", &long[..60])
+        );
+    }
+
+    #[test]
+    fn ordinals() {
+        let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111]
+            .map(ordinal)
+            .into();
+        assert_eq!(
+            got,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st",
+                "111th"
+            ]
+        );
     }
 }
