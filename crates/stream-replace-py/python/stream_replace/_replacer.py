@@ -185,13 +185,47 @@ def _compile_rule(i: int, spec: Any) -> Tuple[bool, str, int, Any]:
         if isinstance(replacement, str):
             try:
                 template = translate_template(replacement, compiled)
-            except re.error as e:
+            except (re.error, IndexError) as e:
                 raise ValueError(
                     f"rule {i}: pattern {compiled.pattern!r}: bad template {replacement!r}: {e}"
                 ) from e
             return (True, engine_pattern, _TEMPLATE, template)
         return (True, engine_pattern, _CALL_MATCH, _match_handler(replacement, compiled))
     raise TypeError(f"rule {i}: pattern must be str or re.Pattern, not {type(pattern).__name__}")
+
+
+def _build(rules: List[Any], max_held: Optional[int]) -> Any:
+    """The engine's rules for `rules`; the last few rule sets are kept, as
+    building one with large Unicode classes takes a while."""
+    try:
+        key = tuple(
+            (spec[0], spec[1], tuple(sorted(spec[2].items())) if len(spec) == 3 else ())
+            for spec in rules
+        )
+        hash(key)
+    except Exception:  # an unhashable or malformed rule: no cache
+        return _build_uncached(tuple(rules), max_held)
+    return _build_cached(key, tuple(rules), max_held)
+
+
+def _build_uncached(rules: Tuple[Any, ...], max_held: Optional[int]) -> Any:
+    specs = [_compile_rule(i, spec) for i, spec in enumerate(rules)]
+    return _engine.Rules(specs, max_held)
+
+
+_cache: Dict[Any, Any] = {}
+_CACHE_SIZE = 32
+
+
+def _build_cached(key: Any, rules: Tuple[Any, ...], max_held: Optional[int]) -> Any:
+    full = (key, max_held)
+    built = _cache.get(full)
+    if built is None:
+        built = _build_uncached(rules, max_held)
+        if len(_cache) >= _CACHE_SIZE:
+            _cache.pop(next(iter(_cache)))
+        _cache[full] = built
+    return built
 
 
 class Replacer:
@@ -217,8 +251,7 @@ class Replacer:
     __slots__ = ("_rules", "_stream", "__weakref__")
 
     def __init__(self, rules: Sequence[RuleSpec], *, max_held: Optional[int] = None) -> None:
-        specs = [_compile_rule(i, spec) for i, spec in enumerate(rules)]
-        self._rules = _engine.Rules(specs, max_held)
+        self._rules = _build(list(rules), max_held)
         self._stream = self._rules.stream()
 
     def feed(self, chunk: str) -> str:
