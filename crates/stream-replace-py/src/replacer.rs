@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::sync::MutexExt;
-use pyo3::types::{PyString, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 use stream_replace::{
     Captures, Config, Pattern, Replacement, Replacer as EngineReplacer, Rules as EngineRules,
     StreamErrorKind,
@@ -151,6 +151,7 @@ fn match_args<'py>(
 #[pyclass(frozen, module = "stream_replace._engine")]
 pub struct Rules {
     rules: EngineRules,
+    calls: bool,
     track: bool,
 }
 
@@ -164,7 +165,7 @@ impl Rules {
         max_held: Option<usize>,
     ) -> PyResult<Rules> {
         let mut builder = EngineRules::builder();
-        let mut track = false;
+        let (mut calls, mut track) = (false, false);
         for (i, (is_regex, pattern, kind, repl)) in rules.into_iter().enumerate() {
             let pat = if is_regex {
                 Pattern::regex(pattern)
@@ -174,10 +175,14 @@ impl Rules {
             let replacement = match kind {
                 REPL_LITERAL => Replacement::literal(repl.extract::<String>(py)?),
                 REPL_TEMPLATE => Replacement::template(repl.extract::<String>(py)?),
-                REPL_CALL_STR => Replacement::with_state(move |caps, calls: &mut Calls| {
-                    call_str(calls, i, &repl, |py, _| PyTuple::new(py, [caps.as_str()]))
-                }),
+                REPL_CALL_STR => {
+                    calls = true;
+                    Replacement::with_state(move |caps, calls: &mut Calls| {
+                        call_str(calls, i, &repl, |py, _| PyTuple::new(py, [caps.as_str()]))
+                    })
+                }
                 REPL_CALL_MATCH => {
+                    calls = true;
                     track |= is_regex;
                     Replacement::with_state(move |caps, calls: &mut Calls| {
                         call_str(calls, i, &repl, |py, calls| match_args(py, calls, caps))
@@ -197,16 +202,16 @@ impl Rules {
         let rules = py
             .detach(|| builder.build())
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(Rules { rules, track })
+        Ok(Rules {
+            rules,
+            calls,
+            track,
+        })
     }
 
     /// A new stream over these rules.
     fn stream(&self) -> Stream {
-        Stream {
-            inner: Mutex::new(Inner::new(&self.rules, self.track)),
-            rules: self.rules.clone(),
-            track: self.track,
-        }
+        Stream::over(self)
     }
 
     /// The number of rules.
@@ -220,6 +225,8 @@ struct Inner {
     /// Set when a replacement function raised: every call but `reset`
     /// refuses until then.
     failed: bool,
+    /// The output of the call in progress (kept to reuse its allocation).
+    out: String,
 }
 
 impl Inner {
@@ -227,69 +234,81 @@ impl Inner {
         Inner {
             replacer: rules.replacer_with(Calls::new(track)),
             failed: false,
+            out: String::new(),
         }
     }
 
-    fn check(&self) -> PyResult<()> {
-        if self.failed {
-            return Err(StreamError::new_err(
-                "the stream failed in an earlier call (a replacement function raised); \
-                 reset it before feeding it again",
-            ));
+    /// The engine's error, or the failure of an earlier call, as Python's.
+    fn fail(&mut self, e: Option<stream_replace::StreamError>) -> PyErr {
+        self.failed = true;
+        match e {
+            Some(e) if e.kind() != StreamErrorKind::Poisoned => StreamError::new_err(e.to_string()),
+            Some(_) => {
+                StreamError::new_err("the stream is poisoned: an earlier call failed; reset it")
+            }
+            None => StreamError::new_err(
+                "the stream failed in an earlier call; reset it before feeding it again",
+            ),
         }
-        Ok(())
     }
 
-    /// Runs `step` on the engine, then reports a replacement function's
-    /// exception (the call's output is then dropped and the stream fails).
+    /// Runs `step` on the engine into `self.out`. With replacement
+    /// functions, reports the first exception one raised (the call's output
+    /// is then dropped and the stream fails) and forgets the input no match
+    /// can reach any more.
     fn run(
         &mut self,
-        step: impl FnOnce(&mut EngineReplacer) -> Result<String, stream_replace::StreamError>,
-    ) -> PyResult<String> {
-        let out = step(&mut self.replacer);
-        let calls = self
-            .replacer
-            .state_mut::<Calls>()
-            .expect("made with the stream");
-        if let Some(e) = calls.error.take() {
-            self.failed = true;
-            return Err(e);
+        calls: bool,
+        step: impl FnOnce(&mut EngineReplacer, &mut String) -> Result<(), stream_replace::StreamError>,
+    ) -> PyResult<()> {
+        if self.failed {
+            return Err(self.fail(None));
         }
-        match out {
-            Ok(text) => {
-                if calls.track {
-                    let start = self.replacer.offset() - self.replacer.held();
-                    let calls = self
-                        .replacer
-                        .state_mut::<Calls>()
-                        .expect("made with the stream");
-                    calls.advance(start);
-                }
-                Ok(text)
-            }
-            Err(e) => {
-                let poisoned = e.kind() == StreamErrorKind::Poisoned;
+        self.out.clear();
+        let result = step(&mut self.replacer, &mut self.out);
+        if calls {
+            let start = self.replacer.offset() - self.replacer.held();
+            let state = (self.replacer.state_mut::<Calls>()).expect("made with the stream");
+            if let Some(e) = state.error.take() {
                 self.failed = true;
-                Err(StreamError::new_err(if poisoned {
-                    "the stream is poisoned: an earlier call failed; reset it".to_owned()
-                } else {
-                    e.to_string()
-                }))
+                self.out.clear();
+                return Err(e);
+            }
+            if state.track {
+                state.advance(start);
             }
         }
+        result.map_err(|e| {
+            self.out.clear();
+            self.fail(Some(e))
+        })
     }
 }
 
-/// One stream: `feed` chunks, `flush` at the end, `reset` to start over.
-/// Safe to share between threads: calls on one stream take turns.
-#[pyclass(frozen, module = "stream_replace._engine")]
+/// One stream over a rule set: `feed` chunks, `flush` at the end, `reset`
+/// to start over. Calls on one stream from several threads take turns.
+///
+/// The package's `Replacer` is a subclass, made from a list of rules.
+#[pyclass(frozen, subclass, weakref, module = "stream_replace._engine")]
 pub struct Stream {
     inner: Mutex<Inner>,
     rules: EngineRules,
+    /// Whether a rule has a replacement function.
+    calls: bool,
+    /// Whether a regex rule has one (it gets character offsets).
     track: bool,
 }
 
 impl Stream {
+    fn over(rules: &Rules) -> Stream {
+        Stream {
+            inner: Mutex::new(Inner::new(&rules.rules, rules.track)),
+            rules: rules.rules.clone(),
+            calls: rules.calls,
+            track: rules.track,
+        }
+    }
+
     /// Locks the stream, waiting without the GIL if another thread has it
     /// (that thread may need the GIL to finish).
     fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Inner> {
@@ -301,44 +320,58 @@ impl Stream {
 
 #[pymethods]
 impl Stream {
-    /// Feeds a chunk and returns the text now safe to emit.
-    fn feed(&self, py: Python<'_>, chunk: PyBackedStr) -> PyResult<String> {
+    /// A new stream over `rules` (extra arguments are for subclasses).
+    #[new]
+    #[pyo3(signature = (rules, *_args, **_kwargs))]
+    fn new(
+        rules: &Bound<'_, Rules>,
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> Stream {
+        Stream::over(rules.get())
+    }
+
+    /// Feeds one chunk; returns the text now safe to emit.
+    ///
+    /// Raises what a replacement function raised; the stream then fails
+    /// (every later call raises `StreamError`) until `reset`.
+    fn feed<'py>(&self, py: Python<'py>, chunk: PyBackedStr) -> PyResult<Bound<'py, PyString>> {
         let mut inner = self.lock(py);
-        inner.check()?;
-        let track = self.track;
         let text: &str = &chunk;
-        inner.run(|r| {
+        let track = self.track;
+        inner.run(self.calls, |r, out| {
             if track {
                 let calls = r.state_mut::<Calls>().expect("made with the stream");
                 calls.pending.extend_from_slice(text.as_bytes());
             }
             if text.len() >= DETACH_AT {
-                py.detach(|| r.feed(text))
+                py.detach(|| r.feed_into(text, out))
             } else {
-                r.feed(text)
+                r.feed_into(text, out)
             }
-        })
+        })?;
+        Ok(PyString::new(py, &inner.out))
     }
 
-    /// Ends the stream: returns everything still held, replaced. The next
-    /// `feed` starts a new stream.
-    fn flush(&self, py: Python<'_>) -> PyResult<String> {
+    /// Ends the stream: returns the rest of the text, replaced. The next
+    /// `feed` starts a new stream (offsets count from 0 again).
+    fn flush<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
         let mut inner = self.lock(py);
-        inner.check()?;
-        let out = inner.run(|r| r.flush())?;
-        // A new stream starts at offset 0.
-        let track = self.track;
-        inner.replacer = self.rules.replacer_with(Calls::new(track));
-        Ok(out)
+        inner.run(self.calls, |r, out| r.flush_into(out))?;
+        let text = PyString::new(py, &inner.out);
+        if self.track {
+            inner.replacer = self.rules.replacer_with(Calls::new(true));
+        }
+        Ok(text)
     }
 
-    /// Drops what the stream holds (never emitted) and clears a failure.
+    /// Drops any held text (never emitted) and clears a failure.
     fn reset(&self, py: Python<'_>) {
         let mut inner = self.lock(py);
         *inner = Inner::new(&self.rules, self.track);
     }
 
-    /// How many bytes (UTF-8) the stream holds back.
+    /// How many bytes (UTF-8) are held back, waiting for more text.
     #[getter]
     fn held(&self, py: Python<'_>) -> usize {
         self.lock(py).replacer.held()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from typing import (
     Any,
     AsyncIterable,
@@ -214,21 +215,24 @@ def _build_uncached(rules: Tuple[Any, ...], max_held: Optional[int]) -> Any:
 
 
 _cache: Dict[Any, Any] = {}
+_cache_lock = threading.Lock()
 _CACHE_SIZE = 32
 
 
 def _build_cached(key: Any, rules: Tuple[Any, ...], max_held: Optional[int]) -> Any:
     full = (key, max_held)
-    built = _cache.get(full)
+    with _cache_lock:
+        built = _cache.get(full)
     if built is None:
         built = _build_uncached(rules, max_held)
-        if len(_cache) >= _CACHE_SIZE:
-            _cache.pop(next(iter(_cache)))
-        _cache[full] = built
+        with _cache_lock:
+            while len(_cache) >= _CACHE_SIZE:
+                _cache.pop(next(iter(_cache)))
+            _cache[full] = built
     return built
 
 
-class Replacer:
+class Replacer(_engine.Stream):
     """Replaces matches of rules in text that arrives in chunks, with the
     same output for every split of the input as for the whole input.
 
@@ -240,41 +244,27 @@ class Replacer:
     * ``(re.Pattern, callable)``: the callable gets a :class:`Match`.
 
     The leftmost match wins; on a tie, the earlier rule. ``max_held`` caps
-    the characters' bytes (UTF-8) held back between calls (1 MiB by
-    default); beyond it the stream fails with ``StreamError``.
+    the bytes (UTF-8) held back between calls (1 MiB by default); beyond it
+    the stream fails with ``StreamError``. Building the rules raises
+    ``ValueError`` (or ``TypeError``) naming the rule at fault.
+
+    ``feed(chunk)`` returns the text now safe to emit, ``flush()`` ends the
+    stream and returns the rest, ``reset()`` drops held text and clears a
+    failure, ``held`` counts the held bytes. An exception raised by a
+    replacement function comes out of ``feed`` (or ``flush``) and fails
+    the stream: every later call raises ``StreamError`` until ``reset()``.
+    Calls on one replacer from several threads take turns.
 
     >>> r = Replacer([("hello", "world"), (re.compile(r"\\d+"), r"<\\g<0>>")])
     >>> r.feed("say hel"), r.feed("lo 4"), r.feed("2!"), r.flush()
     ('say ', 'world ', '<42>!', '')
     """
 
-    __slots__ = ("_rules", "_stream", "__weakref__")
+    def __new__(cls, rules: Sequence[RuleSpec], *, max_held: Optional[int] = None) -> "Replacer":
+        return super().__new__(cls, _build(list(rules), max_held))
 
     def __init__(self, rules: Sequence[RuleSpec], *, max_held: Optional[int] = None) -> None:
-        self._rules = _build(list(rules), max_held)
-        self._stream = self._rules.stream()
-
-    def feed(self, chunk: str) -> str:
-        """Feeds one chunk; returns the text now safe to emit.
-
-        Raises what a replacement function raised; the stream then fails
-        (every later call raises ``StreamError``) until :meth:`reset`.
-        """
-        return self._stream.feed(chunk)
-
-    def flush(self) -> str:
-        """Ends the stream: returns the rest of the text, replaced. The
-        next :meth:`feed` starts a new stream."""
-        return self._stream.flush()
-
-    def reset(self) -> None:
-        """Drops any held text (never emitted) and clears a failure."""
-        self._stream.reset()
-
-    @property
-    def held(self) -> int:
-        """How many bytes (UTF-8) are held back, waiting for more text."""
-        return self._stream.held
+        pass
 
     def wrap(self, iterable: Iterable[str]) -> Iterator[str]:
         """Yields the replaced text of a stream of chunks (``reset`` first,
@@ -284,22 +274,24 @@ class Replacer:
         ['X', 'a']
         """
         self.reset()
+        feed = self.feed
         for chunk in iterable:
-            out = self._stream.feed(chunk)
+            out = feed(chunk)
             if out:
                 yield out
-        out = self._stream.flush()
+        out = self.flush()
         if out:
             yield out
 
     async def wrap_async(self, iterable: AsyncIterable[str]) -> AsyncIterator[str]:
         """:meth:`wrap` for an async iterable of chunks."""
         self.reset()
+        feed = self.feed
         async for chunk in iterable:
-            out = self._stream.feed(chunk)
+            out = feed(chunk)
             if out:
                 yield out
-        out = self._stream.flush()
+        out = self.flush()
         if out:
             yield out
 
