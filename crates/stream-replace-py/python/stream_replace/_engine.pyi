@@ -39,8 +39,10 @@ class Rules:
     def __len__(self) -> int: ...
 
 class Stream:
-    """One stream over a rule set; calls from several threads take turns."""
+    """One stream over a rule set; calls from several threads take turns.
+    The package's ``Replacer`` is a subclass."""
 
+    def __new__(cls, rules: Rules, *args: object, **kwargs: object) -> "Stream": ...
     def feed(self, chunk: str) -> str:
         """Feeds a chunk and returns the text now safe to emit."""
     def flush(self) -> str:
