@@ -3,7 +3,8 @@
 # would (`pip install ./crates/stream-replace-py`), and runs its pytest
 # suite (tests/) against the installed copy.
 #
-# Needs python3 (3.9 or later) with pip and venv, and a Rust toolchain.
+# Needs python3 (3.9 or later) with pip and venv, and a Rust toolchain;
+# PYTHON=python3.13 scripts/test.sh tests with another interpreter.
 # Extra arguments go to pytest, e.g. `scripts/test.sh -k translate`.
 set -euo pipefail
 
@@ -11,7 +12,7 @@ crate="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-python3 -m venv "$tmp/venv"
+"${PYTHON:-python3}" -m venv "$tmp/venv"
 py="$tmp/venv/bin/python"
 "$py" -m pip install --quiet --upgrade pip
 "$py" -m pip install --quiet "$crate" \

@@ -142,6 +142,27 @@ fn match_args<'py>(
     PyTuple::new(py, [texts.into_any(), spans.into_any()])
 }
 
+/// A build error as `ValueError(message, rule)`: the message without the
+/// engine's "rule N (pattern): " prefix, which names the translated
+/// pattern (the package names the rule with the user's), and the rule's
+/// index or `None`.
+fn build_error(e: stream_replace::Error) -> PyErr {
+    let shown = e.to_string();
+    let Some(i) = e.rule() else {
+        return PyValueError::new_err((shown, None::<usize>));
+    };
+    let mut prefix = format!("rule {i}");
+    if let Some(p) = e.pattern() {
+        match p.char_indices().nth(80) {
+            Some((cut, _)) => prefix += &format!(" ({:?}... {} bytes in all)", &p[..cut], p.len()),
+            None => prefix += &format!(" ({p:?})"),
+        }
+    }
+    prefix += ": ";
+    let rest = shown.strip_prefix(&prefix).unwrap_or(&shown).to_owned();
+    PyValueError::new_err((rest, Some(i)))
+}
+
 /// A compiled, immutable rule set, shared by any number of streams and
 /// threads.
 ///
@@ -199,9 +220,7 @@ impl Rules {
         if let Some(n) = max_held {
             builder.config(Config::new().max_held(n));
         }
-        let rules = py
-            .detach(|| builder.build())
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let rules = py.detach(|| builder.build()).map_err(build_error)?;
         Ok(Rules {
             rules,
             calls,

@@ -130,6 +130,11 @@ def test_bad_rules_are_refused(rule, message):
         Replacer([rule])
 
 
+def test_engine_build_errors_name_the_rule_and_its_python_pattern():
+    with pytest.raises(ValueError, match=r"^rule 1: pattern '\(\?:a\{1000\}\)\{1000\}': too big: "):
+        Replacer([("a", "b"), (re.compile(r"(?:a{1000}){1000}"), "x")])
+
+
 def test_wrong_types_are_type_errors():
     with pytest.raises(TypeError, match="^rule 0: pattern must be str or re.Pattern, not int$"):
         Replacer([(5, "x")])
