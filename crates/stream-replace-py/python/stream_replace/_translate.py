@@ -39,7 +39,7 @@ import array
 import re
 import sys
 from functools import lru_cache
-from typing import List, Optional, Tuple, Union
+from typing import Any, Iterable, List, Optional, Tuple, Union
 
 if sys.version_info >= (3, 11):
     from re import _constants as _c  # type: ignore[attr-defined]
@@ -102,7 +102,7 @@ _CATEGORY_SOURCE = {
 _SET_FLAGS = re.IGNORECASE | re.ASCII | re.UNICODE
 
 
-def _class_ranges(items: list, flags: int) -> Ranges:
+def _class_ranges(items: List[Tuple[Any, Any]], flags: int) -> Ranges:
     """The code points a Python class (`IN` items) matches."""
     negate = False
     plain = True
@@ -128,7 +128,7 @@ def _class_ranges(items: list, flags: int) -> Ranges:
     return _python_set(source, flags & _SET_FLAGS)
 
 
-def _normalize(spans) -> Ranges:
+def _normalize(spans: Iterable[Tuple[int, int]]) -> Ranges:
     """Sorted, merged ranges without the surrogates."""
     out: List[List[int]] = []
     for lo, hi in sorted(spans):
@@ -173,8 +173,6 @@ def _emit_set(ranges: Ranges) -> str:
 
 
 _REFUSED = {
-    "ASSERT": None,  # direction decides the name
-    "ASSERT_NOT": None,
     "GROUPREF": ("backreference", "the engine has no backreferences"),
     "GROUPREF_EXISTS": ("conditional (?(group)...)", "the engine has no conditionals"),
     "GROUPREF_IGNORE": ("backreference", "the engine has no backreferences"),
@@ -190,10 +188,10 @@ class _Emitter:
     def refuse(self, construct: str, why: str) -> ValueError:
         return _fail(self.source, construct, why)
 
-    def seq(self, data, flags: int) -> str:
+    def seq(self, data: Any, flags: int) -> str:
         return "".join(self.node(op, av, flags) for op, av in data)
 
-    def node(self, op, av, flags: int) -> str:
+    def node(self, op: Any, av: Any, flags: int) -> str:
         name = getattr(op, "name", str(op))
         if op is _c.LITERAL:
             return _emit_set(_literal_ranges(av, flags, False))
@@ -239,7 +237,7 @@ class _Emitter:
             raise self.refuse(construct, why)
         raise self.refuse(f"the construct {name}", "the translation does not know it")
 
-    def at(self, code, flags: int) -> str:
+    def at(self, code: Any, flags: int) -> str:
         if code is _c.AT_BEGINNING:
             return r"(?m:^)" if flags & re.MULTILINE else r"\A"
         if code is _c.AT_BEGINNING_STRING:
