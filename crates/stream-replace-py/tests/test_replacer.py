@@ -149,6 +149,18 @@ def test_lookback_option_is_accepted():
     assert run(r, ["1", "2 3"]) == "N N"
 
 
+def test_a_function_calling_its_own_stream_fails_instead_of_hanging():
+    box = []
+    r = Replacer([(re.compile("x"), lambda m: box[0].feed("y"))])
+    box.append(r)
+    with pytest.raises(RuntimeError, match="called the stream that is running it"):
+        r.feed("axb")
+    with pytest.raises(StreamError):
+        r.feed("a")
+    r.reset()
+    assert r.feed("ab") == "ab"
+
+
 # -- Threads ---------------------------------------------------------------
 
 def test_threads_with_their_own_streams_agree_with_the_whole_input():
