@@ -180,6 +180,25 @@ def per_call_overhead(calls: int = 200_000) -> float:
     return (time.perf_counter() - t) / calls * 1e6
 
 
+def detach_cost(calls: int = 20_000) -> tuple:
+    """Microseconds per `feed` of 4095 and of 4096 bytes with no match in
+    them: from 4096 bytes on, the engine runs with the GIL released."""
+    from stream_replace._engine import DETACH_AT
+
+    r = Replacer(RULES)
+    out = []
+    for size in (DETACH_AT - 1, DETACH_AT):
+        chunk = ("abc " * (size // 4 + 1))[: size - 1] + " "
+        best = float("inf")
+        for _ in range(5):
+            t = time.perf_counter()
+            for _ in range(calls // 5):
+                r.feed(chunk)
+            best = min(best, (time.perf_counter() - t) / (calls // 5) * 1e6)
+        out.append(best)
+    return tuple(out)
+
+
 def threads_scaling(text: str, threads: int, size: int = 64 << 10) -> float:
     """MB/s of `threads` threads in all, each feeding its own stream the
     text in 64 KiB chunks (the GIL is released while the engine runs).
@@ -265,6 +284,8 @@ def main() -> None:
     print(f"outputs: 4-char == 4 KiB == re.sub alternation: {same}; "
           f"stream-replace 0.1.0 output equal: {ref_out == out_re}")
     print(f"feed overhead: {per_call_overhead():.3f} us per call (4-character chunk, nothing held)")
+    below, at = detach_cost()
+    print(f"GIL release: {below:.3f} us per 4095-byte feed (GIL held), {at:.3f} us per 4096-byte feed (released)")
     one = threads_scaling(text, 1)
     two = threads_scaling(text, 2)
     print(f"threads, own streams, 64 KiB chunks: 1 thread {one:.2f} MB/s, 2 threads {two:.2f} MB/s in all")
