@@ -11,7 +11,6 @@ use std::sync::{Mutex, MutexGuard};
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use stream_replace::{
@@ -235,6 +234,14 @@ impl Rules {
         Stream::over(self)
     }
 
+    /// The size in bytes of the dense DFA the streams step, or `None` when
+    /// they step a lazy DFA (the rules' automaton was too big for a dense
+    /// one).
+    #[getter]
+    fn dense_dfa_size(&self) -> Option<usize> {
+        self.rules.dense_dfa_size()
+    }
+
     /// The number of rules.
     fn __len__(&self) -> usize {
         self.rules.len()
@@ -404,9 +411,14 @@ impl Stream {
     ///
     /// Raises what a replacement function raised; the stream then fails
     /// (every later call raises `StreamError`) until `reset`.
-    fn feed<'py>(&self, py: Python<'py>, chunk: PyBackedStr) -> PyResult<Bound<'py, PyString>> {
-        let mut inner = self.lock(py)?;
+    fn feed<'py>(
+        &self,
+        py: Python<'py>,
+        chunk: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyString>> {
+        let chunk = crate::text::utf8(chunk)?;
         let text: &str = &chunk;
+        let mut inner = self.lock(py)?;
         let track = self.track;
         inner.run(self.calls, |r, out| {
             if track {

@@ -144,6 +144,20 @@ def test_wrong_types_are_type_errors():
         Replacer([("a", "b")]).feed(b"a")
 
 
+def test_chunks_are_read_as_utf8_text():
+    class Text(str):
+        pass
+
+    r = Replacer([("é€", "E"), (re.compile("世+"), "W")])
+    assert run(r, [Text("aé"), "€ 世", "世 \U0001f600"]) == "aE W \U0001f600"
+    with pytest.raises(UnicodeEncodeError):
+        r.feed("a\ud800b")  # a lone surrogate is not text
+    with pytest.raises(TypeError):
+        r.feed(b"bytes")
+    with pytest.raises(TypeError):
+        r.feed(None)
+
+
 def test_lookback_option_is_accepted():
     r = Replacer([(re.compile(r"\d+"), "N", {"lookback": 8})])
     assert run(r, ["1", "2 3"]) == "N N"
