@@ -241,7 +241,7 @@ def mbps(n_bytes: int, seconds: float) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bytes", type=int, default=256 << 10, help="text size (default 256 KiB)")
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--quick", action="store_true", help="32 KiB, 3 runs")
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "stream-replace-bench"))
     args = ap.parse_args()
