@@ -275,3 +275,44 @@ def test_every_split_gives_the_reference_output(rules, text, cuts):
     want = replace_all(text, rules)
     assert run(r, split_at(text, cuts)) == want
     assert run(r, list(text)) == want
+
+
+# -- No byte of a value leaks ---------------------------------------------
+
+SECRET_RULES = [
+    (re.compile(r"[\w.+-]+@[\w-]+\.\w+"), "[EMAIL]"),
+    (re.compile(r"sk-[A-Za-z0-9]{20,}"), "[KEY]"),
+    (re.compile(r"<think>[\s\S]*?</think>"), ""),
+]
+SECRETS = ["ann.lee@example.org", "sk-" + "aZ09" * 6, "<think>sk-hidden plan</think>"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.text(alphabet=" ,;:!\n", max_size=6),
+    after=st.text(alphabet=" ,;:!\n", max_size=6),
+    secret=st.sampled_from(SECRETS),
+    cuts=st.lists(st.integers(0, 60), max_size=8),
+)
+def test_no_part_of_a_value_reaches_the_output_for_any_split(before, after, secret, cuts):
+    text = "say" + before + secret + after + "end"
+    r = Replacer(SECRET_RULES)
+    pieces = [r.feed(c) for c in split_at(text, cuts)] + [r.flush()]
+    out = "".join(pieces)
+    assert out == replace_all(text, SECRET_RULES)
+    inner = secret[3:-3] if secret.startswith("<think>") else secret
+    for k in range(len(inner) - 3):
+        assert inner[k : k + 4] not in out, (inner[k : k + 4], pieces)
+
+
+def test_a_failed_stream_releases_no_part_of_the_value():
+    def refuse(m):
+        raise Boom("refused")
+
+    r = Replacer([(re.compile(r"sk-[A-Za-z0-9]{20,}"), refuse)])
+    released = r.feed("key: sk-aZ09aZ09")
+    with pytest.raises(Boom):
+        released += r.feed("aZ09aZ09aZ09 and more")
+    with pytest.raises(StreamError):
+        released += r.flush()
+    assert released == "key: "
