@@ -25,9 +25,9 @@ triggers and the verdict equal :meth:`Guard.evaluate` of the whole text.
 >>> s = guard.session()
 >>> [c.text for c in s.push("Mail ann@ex")] + [c.text for c in s.push("ample.org now.")]
 ['Mail ', '[EMAIL_1] ']
->>> chunks = s.push(" SSN 123-45-6789")
+>>> chunks = s.push(" SSN 123-45-6789.")
 >>> [(c.text, c.blocked, c.reason) for c in chunks]
-[(' SSN ', False, None), ('', True, 'SSN in output')]
+[('now. SSN ', False, None), ('', True, 'SSN in output')]
 >>> s.is_blocked, s.push("more")
 (True, [])
 """
@@ -526,6 +526,54 @@ class Guard:
         specs = [r._spec(i) for i, r in enumerate(rules)]
         self._rules = _engine.GuardRules(specs, [str(v) for v in allow], max_held)
 
+    @classmethod
+    def from_config(cls, config: Dict[str, Any]) -> "Guard":
+        """A guard from plain data (a YAML or JSON mapping), checked
+        strictly: an unknown key or action is an error, not ignored.
+
+        Keys: ``rules`` (a list of ``{id, pattern | literal, <action>,
+        validator}``, where ``<action>`` is one of ``mask: TEXT``,
+        ``counter: ENTITY``, ``keep_last: N`` (with ``mask_char``),
+        ``keyed_hash: ENTITY`` (with ``key_env``: the name of an
+        environment variable holding the key), ``block: REASON``);
+        ``pack`` (``pii``) with ``pack_actions`` (id to action mapping, as
+        above), ``exclude`` (ids) and ``pack_blocks`` (false turns the
+        pack's blocks into masks); ``rules_first`` (true by default: your
+        rules win ties with the pack's); ``allow`` (values passed
+        unchanged); ``max_held`` (bytes).
+
+        >>> g = Guard.from_config({"pack": "pii", "pack_actions": {"email": {"counter": "EMAIL"}},
+        ...                        "rules": [{"id": "code", "pattern": r"PRJ-\\d{4}", "block": "project code"}]})
+        >>> g.evaluate("ann@x.org PRJ-1234").text
+        '[EMAIL_1] '
+        """
+        known = {"rules", "pack", "pack_actions", "exclude", "pack_blocks", "rules_first",
+                 "allow", "max_held"}
+        if not isinstance(config, dict):
+            raise TypeError("a guard config is a mapping")
+        unknown = sorted(set(config) - known)
+        if unknown:
+            raise ValueError(f"unknown guard config keys: {', '.join(unknown)}")
+        own = [_rule_from_config(i, r) for i, r in enumerate(config.get("rules") or [])]
+        pack_name = config.get("pack")
+        packed: List[Rule] = []
+        if pack_name is not None:
+            if pack_name != "pii":
+                raise ValueError(f"unknown pack {pack_name!r} (pii)")
+            actions = {k: _action_from_config(f"pack_actions.{k}", v)
+                       for k, v in (config.get("pack_actions") or {}).items()}
+            packed = pii(exclude=config.get("exclude") or (), actions=actions,
+                         blocks=bool(config.get("pack_blocks", True)))
+        elif config.get("pack_actions") or config.get("exclude"):
+            raise ValueError("pack_actions and exclude need a pack")
+        rules = own + packed if config.get("rules_first", True) else packed + own
+        if not rules:
+            raise ValueError("a guard config needs rules or a pack")
+        allow = config.get("allow") or []
+        if not isinstance(allow, list) or not all(isinstance(v, str) for v in allow):
+            raise ValueError("allow is a list of strings")
+        return cls(rules, allow=allow, max_held=config.get("max_held"))
+
     @property
     def rule_ids(self) -> List[str]:
         """The rules' ids, in order."""
@@ -614,6 +662,54 @@ class Guard:
         completion chunks or ``"anthropic"`` message events, as dicts):
         one exact stream per choice (or content block) and field."""
         return ChunkFilter(self, format)
+
+
+_ACTION_KEYS = ("mask", "counter", "keep_last", "keyed_hash", "block")
+
+
+def _action_from_config(where: str, spec: Any) -> Action:
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where}: an action is a mapping such as {{mask: '[X]'}}")
+    given = [k for k in _ACTION_KEYS if k in spec]
+    if len(given) != 1:
+        raise ValueError(f"{where}: exactly one of {', '.join(_ACTION_KEYS)}")
+    kind = given[0]
+    value = spec[kind]
+    if kind == "mask":
+        return Mask(str(value))
+    if kind == "counter":
+        return Counter(str(value))
+    if kind == "keep_last":
+        return KeepLast(int(value), str(spec.get("mask_char", "*")))
+    if kind == "keyed_hash":
+        import os
+
+        env = spec.get("key_env")
+        if not env or not os.environ.get(env):
+            raise ValueError(f"{where}: keyed_hash needs key_env, a set environment variable")
+        return KeyedHash(str(value), os.environ[env].encode())
+    return Block(str(value))
+
+
+def _rule_from_config(index: int, spec: Any) -> Rule:
+    where = f"rules[{index}]"
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where}: a rule is a mapping")
+    known = {"id", "pattern", "literal", "validator", "mask_char", "key_env"} | set(_ACTION_KEYS)
+    unknown = sorted(set(spec) - known)
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {', '.join(unknown)}")
+    if ("pattern" in spec) == ("literal" in spec):
+        raise ValueError(f"{where}: exactly one of pattern, literal")
+    action_spec = {k: v for k, v in spec.items() if k in _ACTION_KEYS + ("mask_char", "key_env")}
+    action = _action_from_config(where, action_spec) if action_spec else Mask()
+    validator = spec.get("validator")
+    if validator is not None and not isinstance(validator, str):
+        raise ValueError(f"{where}: validator is a name ({', '.join(VALIDATORS)})")
+    if "literal" in spec:
+        return Rule(str(spec["literal"]), action, id=spec.get("id"), validator=validator,
+                    literal=True)
+    return Rule(str(spec["pattern"]), action, id=spec.get("id"), validator=validator)
 
 
 def _words(release_at_words: Union[bool, int]) -> Optional[int]:
