@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use stream_replace::{
@@ -25,7 +25,7 @@ use stream_replace::{
 pyo3::create_exception!(
     _engine,
     GuardError,
-    PyRuntimeError,
+    crate::replacer::StreamError,
     "A guarded stream failed: more text held than its cap allows, or a \
      validator raised. The stream stays closed until it is reset."
 );

@@ -22,13 +22,13 @@ from stream_replace.guard import (
 )
 
 EMAIL = r"[\w.]+@\w+\.\w+"
-SSN = r"\b\d{3}-\d{2}-\d{4}\b"
+SSN = r"(?a)\b\d{3}-\d{2}-\d{4}\b"
 
 BASIC = Guard(
     [
         Rule(EMAIL, Counter("EMAIL"), id="email"),
         Rule(SSN, Block("SSN in output"), id="ssn", validator="us_ssn"),
-        Rule(r"\b\d{4}(?: ?\d{4}){3}\b", KeepLast(4), id="card", validator="luhn"),
+        Rule(r"(?a)\b\d{4}(?: ?\d{4}){3}\b", KeepLast(4), id="card", validator="luhn"),
         Rule("secret", Mask("***"), literal=True, id="word"),
     ],
     allow=["help@example.com"],
@@ -95,7 +95,7 @@ def test_bad_rules_name_their_index():
 def test_builtin_validators():
     assert BASIC.evaluate("4111 1111 1111 1112").text == "4111 1111 1111 1112"  # Luhn fails
     assert BASIC.evaluate("000-12-3456").verdict == "pass"  # not an SSN
-    g = Guard([Rule(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b", Mask("[IBAN]"),
+    g = Guard([Rule(r"(?a)\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b", Mask("[IBAN]"),
                     validator="iban")])
     assert g.evaluate("GB82 WEST 1234 5698 7654 32").text == "[IBAN]"
     assert g.evaluate("GB83 WEST 1234 5698 7654 32").text == "GB83 WEST 1234 5698 7654 32"
@@ -108,7 +108,7 @@ def test_python_validator():
         seen.append(s)
         return int(s) % 2 == 0
 
-    g = Guard([Rule(r"\b\d+\b", Mask("[EVEN]"), validator=even)])
+    g = Guard([Rule(r"(?a)\b\d+\b", Mask("[EVEN]"), validator=even)])
     assert text_of(run(g.session(), ["1 2", "2 3 ", "4"])) == "1 [EVEN] 3 [EVEN]"
     assert seen == ["1", "22", "3", "4"]
 

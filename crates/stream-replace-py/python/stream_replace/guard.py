@@ -20,7 +20,7 @@ triggers and the verdict equal :meth:`Guard.evaluate` of the whole text.
 >>> from stream_replace.guard import Guard, Rule, Block, Counter
 >>> guard = Guard([
 ...     Rule(r"[\\w.]+@\\w+\\.\\w+", Counter("EMAIL"), id="email"),
-...     Rule(r"\\b\\d{3}-\\d{2}-\\d{4}\\b", Block("SSN in output"), id="ssn", validator="us_ssn"),
+...     Rule(r"(?a)\\b\\d{3}-\\d{2}-\\d{4}\\b", Block("SSN in output"), id="ssn", validator="us_ssn"),
 ... ])
 >>> s = guard.session()
 >>> [c.text for c in s.push("Mail ann@ex")] + [c.text for c in s.push("ample.org now.")]
@@ -53,11 +53,7 @@ from typing import (
 )
 
 from stream_replace import _engine
-
-try:  # The translation of Python's regex syntax into the engine's.
-    from stream_replace._translate import translate as _translate
-except ImportError:  # pragma: no cover - only before the translation exists
-    _translate = None
+from stream_replace._translate import translate as _translate
 
 __all__ = [
     "Block",
@@ -188,14 +184,15 @@ class Rule:
     """One guard rule: a pattern, an action, an id and a validator.
 
     ``pattern`` is a regex in Python's ``re`` syntax (a ``str`` with
-    ``flags``, or a compiled ``re.Pattern``), or literal text with
-    ``literal=True``. ``id`` names the rule in triggers and blocks (by
+    ``flags``, or a compiled ``re.Pattern``), translated exactly or refused
+    with ``ValueError`` (``\\b`` needs ``re.ASCII`` or ``(?a)``), or
+    literal text with ``literal=True``. ``id`` names the rule in triggers and blocks (by
     default, its index). ``validator`` is ``"luhn"``, ``"us_ssn"``,
     ``"iban"``, ``"none"``, or a callable given the matched text: a match
     it rejects is not a match. A callable that raises closes the stream
     (:class:`GuardError`), it does not let the value through.
 
-    >>> even = Rule(r"\\b\\d+\\b", Mask("[EVEN]"), id="even", validator=lambda s: int(s) % 2 == 0)
+    >>> even = Rule(r"(?a)\\b\\d+\\b", Mask("[EVEN]"), id="even", validator=lambda s: int(s) % 2 == 0)
     >>> Guard([even]).evaluate("1 2 3 4").text
     '1 [EVEN] 3 [EVEN]'
     """
@@ -230,25 +227,19 @@ class Rule:
 
 
 def _engine_regex(index: int, pattern: Any, flags: int) -> str:
+    """A Python pattern in the engine's syntax, or ``ValueError`` naming the
+    rule's index (for a construct the engine cannot match exactly, or a
+    pattern that is not valid Python syntax)."""
     if isinstance(pattern, re.Pattern):
         if flags:
             raise ValueError(f"rule {index}: flags go in the compiled pattern")
-        source, flags = pattern.pattern, pattern.flags
-    elif isinstance(pattern, str):
-        source = pattern
-    else:
+        if not isinstance(pattern.pattern, str):
+            raise TypeError(f"rule {index}: a bytes pattern is not supported")
+    elif not isinstance(pattern, str):
         raise TypeError(f"rule {index}: a pattern is a str or a re.Pattern")
-    if not isinstance(source, str):
-        raise TypeError(f"rule {index}: a bytes pattern is not supported")
-    if _translate is None:
-        # Before the translation module exists the pattern goes as written;
-        # the engine refuses what it cannot parse.
-        if flags & ~re.UNICODE:
-            raise ValueError(f"rule {index}: flags need the pattern translation")
-        return source
     try:
-        return _translate(source, flags & ~re.UNICODE)
-    except ValueError as e:
+        return _translate(pattern, flags)
+    except (ValueError, re.error) as e:
         raise ValueError(f"rule {index}: {e}") from None
 
 
