@@ -326,3 +326,47 @@ def test_no_byte_of_a_planted_value_reaches_the_output(fill, values, cuts):
     assert not leaked("".join(out), forbidden)
     if PLANTED_SSN in values:
         assert PII.evaluate(text).is_blocked
+
+
+# ------------------------------------------------------------------ threads
+
+
+def test_sessions_in_threads_share_one_guard():
+    import threading
+
+    texts = [f"mail u{i}@x.org, SSN {100 + i}-45-6789 end" for i in range(8)]
+    results = {}
+
+    def work(i):
+        s = BASIC.session()
+        out = run(s, [texts[i][j:j + 3] for j in range(0, len(texts[i]), 3)])
+        results[i] = (text_of(out), s.is_blocked)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert results == {i: (BASIC.evaluate(texts[i]).text, True) for i in range(8)}
+
+
+def test_a_session_used_by_two_threads_at_once_refuses_the_second():
+    import threading
+
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(s):
+        entered.set()
+        release.wait(timeout=30)
+        return True
+
+    s = Guard([Rule(r"\d+", Mask("#"), validator=slow)]).session()
+    errors = []
+    t = threading.Thread(target=lambda: errors.append(text_of(s.push("a 1 "))))
+    t.start()
+    assert entered.wait(timeout=30)
+    with pytest.raises(GuardError, match="in use by another thread"):
+        s.push("b")
+    release.set()
+    t.join(timeout=30)
+    assert errors == ["a # "]
