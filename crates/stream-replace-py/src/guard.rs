@@ -495,6 +495,9 @@ impl Inner {
             }
             Err(e) => {
                 let Some(block) = e.block() else {
+                    // The stream refuses every call until reset: keep
+                    // nothing for offsets that will never be asked for.
+                    self.inputs.clear();
                     return Err(stream_error(&e));
                 };
                 let released = String::from_utf8_lossy(e.released()).into_owned();

@@ -785,7 +785,8 @@ class ChunkFilter:
     an extra chunk goes before a finishing one when a stream's rest has no
     field to ride in). On a block it raises :class:`StreamBlockedError`
     whose ``chunks`` are to be sent before closing (they hold the text
-    released before the block); every later call raises it again.
+    released before the block; its ``released`` is the blocked field's part
+    of them); every later call raises it again.
 
     >>> f = Guard(pii()).chunk_filter("openai")
     >>> out = f.filter({"choices": [{"index": 0, "delta": {"content": "mail ann@exa"}}]})
@@ -805,7 +806,6 @@ class ChunkFilter:
         self._types: Dict[Tuple[Any, _Path], str] = {}
         self._meta: Dict[str, Any] = {}
         self._failed: Optional[BaseException] = None
-        self._released: List[str] = []
 
     # -- public
 
@@ -867,8 +867,8 @@ class ChunkFilter:
             s = self._streams[key] = self._guard.session()
         return s
 
-    def _blocked(self, c: Chunk, chunks: List[Dict[str, Any]]) -> StreamBlockedError:
-        return StreamBlockedError(c.block, "".join(self._released), chunks)
+    def _blocked(self, c: Chunk, released: str, chunks: List[Dict[str, Any]]) -> StreamBlockedError:
+        return StreamBlockedError(c.block, released, chunks)
 
     def _feed(self, key: Tuple[Any, _Path], text: str) -> str:
         """The safe text of ``text`` on ``key``'s stream."""
@@ -878,20 +878,16 @@ class ChunkFilter:
                 parts_text = "".join(parts)
                 raise _Blocked(c, parts_text)
             parts.append(c.text)
-        safe = "".join(parts)
-        self._released.append(safe)
-        return safe
+        return "".join(parts)
 
     def _end(self, key: Tuple[Any, _Path]) -> str:
         s = self._streams.pop(key)
         parts = []
         for c in s.flush():
             if c.blocked:
-                raise self._blocked(c, [])
+                raise self._blocked(c, "".join(parts), [])
             parts.append(c.text)
-        rest = "".join(parts)
-        self._released.append(rest)
-        return rest
+        return "".join(parts)
 
     def _whole(self, text: str) -> str:
         """Scans a string that is not part of a stream, whole."""
@@ -914,10 +910,9 @@ class ChunkFilter:
                     holder[k] = self._feed(key, holder[k])
             except _Blocked as b:
                 holder[k] = b.released
-                self._released.append(b.released)
                 for _, h, kk in pairs[i + 1:]:
                     h[kk] = ""
-                raise self._blocked(b.chunk, [chunk]) from None
+                raise self._blocked(b.chunk, b.released, [chunk]) from None
 
     # -- OpenAI
 
