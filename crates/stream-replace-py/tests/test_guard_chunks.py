@@ -216,3 +216,46 @@ def test_each_field_equals_evaluate_of_its_whole_text(a, b, cuts_a, cuts_b):
     # pass unmasked in the copy of record too: the pack's rule, not checked here.)
     for planted in ("ann@x.org", "123-45-6789", "sk-ant-api03"):
         assert planted not in ga + gb
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, TEXTS, st.lists(st.integers(0, 300), max_size=6), st.lists(st.integers(0, 300), max_size=6))
+def test_anthropic_blocks_equal_evaluate_and_leak_nothing(a, b, cuts_a, cuts_b):
+    ta, tb = " ".join(a), " ".join(b)
+
+    def pieces(t, cuts):
+        cuts = sorted({c % (len(t) + 1) for c in cuts})
+        return [t[i:j] for i, j in zip([0] + cuts, cuts + [len(t)])]
+
+    pa, pb = pieces(ta, cuts_a), pieces(tb, cuts_b)
+    f = PII.chunk_filter("anthropic")
+    events = [{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+              {"type": "content_block_start", "index": 1, "content_block": {"type": "thinking", "thinking": ""}}]
+    for i in range(max(len(pa), len(pb))):
+        if i < len(pa):
+            events.append(ant_delta(pa[i], index=0))
+        if i < len(pb):
+            events.append(ant_delta(pb[i], index=1, kind="thinking_delta", key="thinking"))
+    events += [{"type": "content_block_stop", "index": 0}, {"type": "content_block_stop", "index": 1},
+               {"type": "message_stop"}]
+    out, blocked = [], None
+    try:
+        for e in events:
+            out += f.filter(e)
+    except StreamBlockedError as e:
+        out += e.chunks
+        blocked = e
+
+    def field(index, key):
+        return "".join(e.get("delta", e.get("content_block", {})).get(key, "")
+                       for e in out if e.get("index") == index)
+
+    ga, gb = field(0, "text"), field(1, "thinking")
+    ea, eb = PII.evaluate(ta), PII.evaluate(tb)
+    if blocked is None:
+        assert (ga, gb) == (ea.text, eb.text)
+    else:
+        assert ea.text.startswith(ga) and eb.text.startswith(gb)
+        assert ea.is_blocked or eb.is_blocked
+    for planted in ("ann@x.org", "123-45-6789", "sk-ant-api03"):
+        assert planted not in ga + gb

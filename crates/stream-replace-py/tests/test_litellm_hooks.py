@@ -148,3 +148,52 @@ def test_config_is_checked():
         StreamReplaceGuardrail(stream_replace={"pack": "pii", "on_block": "warn"}, guardrail_name="x")
     with pytest.raises(ValueError):
         StreamReplaceGuardrail(guardrail_name="x")
+
+
+# ------------------------------------------- every split, through the hook
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PLANTED = st.lists(st.sampled_from(["ann@x.org", "123-45-6789", "TKT-123456", "ok", " ", ". "]),
+                   max_size=6)
+GUARDRAIL = guardrail()
+
+
+@settings(max_examples=60, deadline=None)
+@given(PLANTED, st.lists(st.integers(0, 200), max_size=6))
+def test_hook_stream_equals_evaluate_and_leaks_nothing(parts, cuts):
+    text = " ".join(parts) + " end"
+    cuts = sorted({c % (len(text) + 1) for c in cuts})
+    pieces = [text[i:j] for i, j in zip([0] + cuts, cuts + [len(text)])]
+    out = run_stream(GUARDRAIL, [chunk(p) for p in pieces] + [chunk(None, finish="stop")])
+    got = content(out)
+    record = GUARDRAIL.guard.evaluate(text)
+    assert got == record.text
+    assert out[-1].choices[0].finish_reason == ("content_filter" if record.is_blocked else "stop")
+    for planted in ("ann@x.org", "123-45-6789", "TKT-123456", "6789"):
+        assert planted not in got
+
+
+@settings(max_examples=60, deadline=None)
+@given(PLANTED, st.lists(st.integers(0, 2000), max_size=8))
+def test_hook_sse_frames_cut_anywhere(parts, cuts):
+    text = " ".join(parts) + " end"
+    events = [{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}]
+    events += [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text[i:i + 4]}}
+               for i in range(0, len(text), 4)]
+    events += [{"type": "content_block_stop", "index": 0}, {"type": "message_stop"}]
+    raw = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+    cuts = sorted({c % (len(raw) + 1) for c in cuts})
+    frames = run_stream(GUARDRAIL, [raw[i:j] for i, j in zip([0] + cuts, cuts + [len(raw)])])
+    got = ""
+    for frame in frames:
+        for line in frame.decode().split("\n"):
+            if line.startswith("data: "):
+                d = json.loads(line[6:])
+                got += d.get("delta", {}).get("text", "") + d.get("content_block", {}).get("text", "")
+    record = GUARDRAIL.guard.evaluate(text)
+    assert got == record.text
+    assert frames[-1].startswith(b"event: message_stop")
+    for planted in ("ann@x.org", "123-45-6789", "TKT-123456", "6789"):
+        assert planted not in got
