@@ -34,7 +34,6 @@ triggers and the verdict equal :meth:`Guard.evaluate` of the whole text.
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass
 from typing import (
@@ -752,6 +751,15 @@ def _leaves(value: Any, path: _Path, exempt: frozenset) -> Iterator[Tuple[_Path,
                 yield from _leaves(v, path + (step,), exempt)
 
 
+def _copy(value: Any) -> Any:
+    """A copy of parsed JSON (dicts, lists and scalars), deep."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
 def _nest(path: _Path, text: str) -> Any:
     """A value holding ``text`` at ``path`` (the inverse of :func:`_leaves`)."""
     value: Any = text
@@ -815,7 +823,7 @@ class ChunkFilter:
         if not isinstance(chunk, dict):
             self._failed = TypeError(f"a chunk is a dict, not {type(chunk).__name__}")
             raise self._failed
-        chunk = copy.deepcopy(chunk)
+        chunk = _copy(chunk)
         try:
             if self._format == "openai":
                 return self._openai(chunk)
@@ -872,12 +880,16 @@ class ChunkFilter:
 
     def _feed(self, key: Tuple[Any, _Path], text: str) -> str:
         """The safe text of ``text`` on ``key``'s stream."""
+        if not isinstance(text, str):
+            raise TypeError("a field's text is a str")
+        raw = self._session(key)._s.push(text)
+        if len(raw) == 1 and not raw[0][3]:
+            return raw[0][1]
         parts = []
-        for c in self._session(key).push(text):
-            if c.blocked:
-                parts_text = "".join(parts)
-                raise _Blocked(c, parts_text)
-            parts.append(c.text)
+        for r in raw:
+            if r[3]:  # blocked
+                raise _Blocked(_chunk(r), "".join(parts))
+            parts.append(r[1])
         return "".join(parts)
 
     def _end(self, key: Tuple[Any, _Path]) -> str:
