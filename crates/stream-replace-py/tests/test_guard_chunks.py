@@ -259,3 +259,10 @@ def test_anthropic_blocks_equal_evaluate_and_leak_nothing(a, b, cuts_a, cuts_b):
         assert ea.is_blocked or eb.is_blocked
     for planted in ("ann@x.org", "123-45-6789", "sk-ant-api03"):
         assert planted not in ga + gb
+
+
+def test_chunk_filter_releases_at_words():
+    f = PII.chunk_filter("openai", release_at_words=True)
+    out = f.filter(oai("Thanks for wai")) + f.filter(oai("ting now")) + f.finish()
+    texts = [c["choices"][0]["delta"].get("content") for c in out]
+    assert texts == ["Thanks for ", "waiting ", "now"]

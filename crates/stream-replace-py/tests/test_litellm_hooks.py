@@ -197,3 +197,12 @@ def test_hook_sse_frames_cut_anywhere(parts, cuts):
     assert frames[-1].startswith(b"event: message_stop")
     for planted in ("ann@x.org", "123-45-6789", "TKT-123456", "6789"):
         assert planted not in got
+
+
+def test_release_at_words():
+    g = guardrail(release_at_words=True)
+    out = run_stream(g, [chunk("Thanks for wai"), chunk("ting. Mail ann@"), chunk("x.org or"),
+                         chunk(" call"), chunk(None, finish="stop")])
+    texts = [ch.delta.content for c in out for ch in c.choices if ch.delta.content]
+    assert "".join(texts) == "Thanks for waiting. Mail [EMAIL_1] or call"
+    assert all(t[-1] in " .,;:!?\n" for t in texts[:-1]), texts

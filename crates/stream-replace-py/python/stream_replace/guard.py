@@ -647,11 +647,13 @@ class Guard:
                 released.append(c.text)
                 yield c.text
 
-    def chunk_filter(self, format: str = "openai") -> "ChunkFilter":
+    def chunk_filter(
+        self, format: str = "openai", *, release_at_words: Union[bool, int] = False
+    ) -> "ChunkFilter":
         """A filter of parsed streaming chunks (``"openai"`` chat
         completion chunks or ``"anthropic"`` message events, as dicts):
         one exact stream per choice (or content block) and field."""
-        return ChunkFilter(self, format)
+        return ChunkFilter(self, format, release_at_words=release_at_words)
 
 
 _ACTION_KEYS = ("mask", "counter", "keep_last", "keyed_hash", "block")
@@ -804,11 +806,14 @@ class ChunkFilter:
     'mail [EMAIL] ok'
     """
 
-    def __init__(self, guard: Guard, format: str = "openai") -> None:
+    def __init__(
+        self, guard: Guard, format: str = "openai", *, release_at_words: Union[bool, int] = False
+    ) -> None:
         if format not in ("openai", "anthropic"):
             raise ValueError(f"unknown format {format!r} (openai or anthropic)")
         self._guard = guard
         self._format = format
+        self._words = release_at_words
         self._streams: Dict[Tuple[Any, _Path], Session] = {}
         # Per stream, the delta type last seen (Anthropic), for rest events.
         self._types: Dict[Tuple[Any, _Path], str] = {}
@@ -857,7 +862,7 @@ class ChunkFilter:
 
     def reset(self) -> None:
         """Forgets every stream and a block or failure."""
-        self.__init__(self._guard, self._format)  # type: ignore[misc]
+        self.__init__(self._guard, self._format, release_at_words=self._words)  # type: ignore[misc]
 
     # -- streams
 
@@ -872,7 +877,7 @@ class ChunkFilter:
     def _session(self, key: Tuple[Any, _Path]) -> Session:
         s = self._streams.get(key)
         if s is None:
-            s = self._streams[key] = self._guard.session()
+            s = self._streams[key] = self._guard.session(release_at_words=self._words)
         return s
 
     def _blocked(self, c: Chunk, released: str, chunks: List[Dict[str, Any]]) -> StreamBlockedError:

@@ -87,7 +87,10 @@ class StreamReplaceGuardrail(CustomGuardrail):
         if on_block not in ("finish", "error"):
             raise ValueError(f"on_block is finish or error, not {on_block!r}")
         self.on_block: str = on_block
-        self.release_at_words = options.get("release_at_words", False)
+        words = options.get("release_at_words", False)
+        if not isinstance(words, (bool, int)) or (not isinstance(words, bool) and words < 0):
+            raise ValueError("release_at_words is true, false, or a number of bytes")
+        self.release_at_words = words
         self.max_event: int = int(options.get("max_event", 16 << 20))
         self.guard = Guard.from_config(config)
         super().__init__(**kwargs)
@@ -109,7 +112,7 @@ class StreamReplaceGuardrail(CustomGuardrail):
             async for chunk in response:
                 if isinstance(chunk, (bytes, str)):
                     if sse is None:
-                        sse = _AnthropicSse(self.guard, self.max_event)
+                        sse = _AnthropicSse(self.guard, self.max_event, self.release_at_words)
                     try:
                         out = sse.feed(chunk)
                     except StreamBlockedError as e:
@@ -129,7 +132,7 @@ class StreamReplaceGuardrail(CustomGuardrail):
                         if ch["index"] not in choices:
                             choices.append(ch["index"])
                 if openai is None:
-                    openai = self.guard.chunk_filter("openai")
+                    openai = self.guard.chunk_filter("openai", release_at_words=self.release_at_words)
                 try:
                     out = openai.filter(as_dict)
                 except StreamBlockedError as e:
@@ -305,8 +308,8 @@ def _set_path(obj: Any, path: Tuple[Any, ...], value: Any) -> None:
 class _AnthropicSse:
     """Anthropic message events as raw SSE frames (``/v1/messages``)."""
 
-    def __init__(self, guard: Guard, max_event: int) -> None:
-        self._filter = guard.chunk_filter("anthropic")
+    def __init__(self, guard: Guard, max_event: int, release_at_words: Any = False) -> None:
+        self._filter = guard.chunk_filter("anthropic", release_at_words=release_at_words)
         self._buf = b""
         self._max = max_event
 
