@@ -59,7 +59,7 @@ wait_for() { # url seconds
 step "venv at $VENV"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 timeout 600 "$VENV/bin/pip" install -q --disable-pip-version-check \
-    "litellm[proxy]==$LITELLM_VERSION" "openai==$OPENAI_VERSION" "pytest>=8"
+    "litellm[proxy]==$LITELLM_VERSION" "openai==$OPENAI_VERSION" "pytest>=8" "hypothesis>=6" "pytest-asyncio>=0.23"
 step "litellm $LITELLM_VERSION and openai $OPENAI_VERSION installed"
 if [ -n "${STREAM_REPLACE_INSTALLED:-}" ]; then
     "$VENV/bin/python" -c "import stream_replace.guard"

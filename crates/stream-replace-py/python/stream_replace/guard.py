@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import (
+    NamedTuple,
     Any,
     AsyncIterable,
     AsyncIterator,
@@ -304,8 +305,7 @@ def pii(
 # ---------------------------------------------------------------- results
 
 
-@dataclass(frozen=True)
-class Trigger:
+class Trigger(NamedTuple):
     """A rule's match: its id, its index, its action (``"mask"`` or
     ``"block"``), the block's reason, and its span in code points of the
     stream's input."""
@@ -317,8 +317,7 @@ class Trigger:
     span: Tuple[int, int]
 
 
-@dataclass(frozen=True)
-class BlockInfo:
+class BlockInfo(NamedTuple):
     """What stopped a stream: the rule, its reason, the blocked span."""
 
     rule_id: str
@@ -327,8 +326,7 @@ class BlockInfo:
     span: Tuple[int, int]
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(NamedTuple):
     """Text a session released, and what happened to it.
 
     ``redacted`` is true when a rule changed this chunk's text; a chunk
@@ -385,18 +383,18 @@ def _block(b: Optional[tuple]) -> Optional[BlockInfo]:
 
 def _chunk(raw: tuple) -> Chunk:
     index, text, redacted, blocked, triggers, is_final, block = raw
-    b = _block(block)
+    b = _block(block) if block is not None else None
     action = "block" if blocked else ("mask" if redacted else "pass")
     return Chunk(
-        chunk_index=index,
-        text=text,
-        redacted=redacted,
-        blocked=blocked,
-        action=action,
-        reason=b.reason if b else None,
-        triggers=tuple(_trigger(t) for t in triggers),
-        is_final=is_final,
-        block=b,
+        index,
+        text,
+        redacted,
+        blocked,
+        action,
+        b.reason if b else None,
+        tuple([_trigger(t) for t in triggers]) if triggers else (),
+        is_final,
+        b,
     )
 
 
