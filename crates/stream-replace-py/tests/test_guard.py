@@ -370,3 +370,46 @@ def test_a_session_used_by_two_threads_at_once_refuses_the_second():
     release.set()
     t.join(timeout=30)
     assert errors == ["a # "]
+
+
+# ------------------------------------------------------------------ config
+
+
+def test_from_config(monkeypatch):
+    monkeypatch.setenv("SR_TEST_KEY", "k1")
+    g = Guard.from_config({
+        "rules": [
+            {"id": "ticket", "pattern": r"TKT-\d{6}", "counter": "TICKET"},
+            {"id": "acct", "pattern": r"ACCT-\d{8}", "keep_last": 4, "mask_char": "#"},
+            {"id": "user", "pattern": r"user-\d+", "keyed_hash": "USER", "key_env": "SR_TEST_KEY"},
+            {"id": "code", "literal": "Bluebird", "block": "codename"},
+            {"id": "num", "pattern": r"(?a)\b\d{16}\b", "validator": "luhn"},
+        ],
+        "pack": "pii", "exclude": ["ipv4"], "pack_actions": {"phone": {"mask": "<phone>"}},
+        "allow": ["help@example.com"],
+    })
+    e = g.evaluate("TKT-123456 ACCT-12345678 user-7 user-7 4111111111111111 10.0.0.1 help@example.com")
+    t, acct, u1, u2, card, ip, mail = e.text.split()
+    assert (t, acct, card, ip, mail) == ("[TICKET_1]", "#########5678", "[REDACTED]", "10.0.0.1",
+                                         "help@example.com")
+    assert u1 == u2 and u1.startswith("[USER:")
+    assert g.evaluate("call +1 415 555 0199 now").text == "call <phone> now"
+    assert g.evaluate("about Bluebird").verdict == "block"
+    assert g.rule_ids[:5] == ["ticket", "acct", "user", "code", "num"]
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"rules": [{"pattern": "a", "redact": "x"}]}, "unknown keys redact"),
+    ({"rules": [{"pattern": "a", "mask": "x", "block": "y"}]}, "exactly one of"),
+    ({"rules": [{"pattern": "a", "literal": "b"}]}, "exactly one of pattern, literal"),
+    ({"rules": [{"pattern": "a", "keyed_hash": "E", "key_env": "SR_NO_SUCH_VAR"}]}, "key_env"),
+    ({"rules": [{"pattern": r"(?<=a)b"}]}, "rule 0"),
+    ({"pack": "pii", "pack_actions": {"mail": {"mask": "x"}}}, "no rule 'mail'"),
+    ({"pack": "phi"}, "unknown pack"),
+    ({"exclude": ["email"]}, "need a pack"),
+    ({}, "needs rules or a pack"),
+    ({"rules": [{"pattern": "a"}], "allow": "x"}, "allow is a list"),
+])
+def test_from_config_refuses(config, message):
+    with pytest.raises(ValueError, match=message):
+        Guard.from_config(config)

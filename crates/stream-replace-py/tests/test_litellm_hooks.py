@@ -206,3 +206,14 @@ def test_release_at_words():
     texts = [ch.delta.content for c in out for ch in c.choices if ch.delta.content]
     assert "".join(texts) == "Thanks for waiting. Mail [EMAIL_1] or call"
     assert all(t[-1] in " .,;:!?\n" for t in texts[:-1]), texts
+
+
+def test_logs_name_the_rule_never_the_value(caplog):
+    import logging
+    caplog.set_level(logging.DEBUG)
+    run_stream(guardrail(), [chunk("mail ann@x.org, SSN 123-45-"), chunk("6789 end"),
+                             chunk(None, finish="stop")])
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "us_ssn" in logged
+    for value in ("123-45", "6789", "ann@x.org"):
+        assert value not in logged
