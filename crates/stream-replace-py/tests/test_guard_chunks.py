@@ -87,7 +87,8 @@ def test_openai_unknown_fields_are_scanned_and_logprobs_removed():
     text = repr(out)
     assert "ann@x.org" not in text
     assert out[0]["choices"][0]["logprobs"] is None
-    assert out[0]["extra_top"] == "[EMAIL]"
+    # An unknown top-level string is a stream too: its rest comes at finish().
+    assert "".join(c.get("extra_top", "") for c in out) == "[EMAIL]"
 
 
 def test_openai_block_sends_the_text_before_and_stays_closed():
@@ -266,3 +267,17 @@ def test_chunk_filter_releases_at_words():
     out = f.filter(oai("Thanks for wai")) + f.filter(oai("ting now")) + f.finish()
     texts = [c["choices"][0]["delta"].get("content") for c in out]
     assert texts == ["Thanks for ", "waiting ", "now"]
+
+
+def test_unknown_shapes_are_refused():
+    with pytest.raises(ValueError, match="not a chat completion chunk"):
+        PII.chunk_filter("openai").filter({"type": "response.output_text.delta", "delta": "ann@"})
+    with pytest.raises(ValueError, match="unknown event type"):
+        PII.chunk_filter("anthropic").filter({"type": "citation_delta", "text": "ann@x.org"})
+
+
+def test_a_top_level_string_split_across_chunks_is_one_stream():
+    f = PII.chunk_filter("openai")
+    out = f.filter({"choices": [], "note": "mail ann@"}) + f.filter({"choices": [], "note": "x.org ok"})
+    out += f.finish()
+    assert "".join(c.get("note", "") for c in out) == "mail [EMAIL] ok"

@@ -92,6 +92,10 @@ def test_unknown_chunk_types_are_refused():
     from stream_replace.guard import GuardError
     with pytest.raises(GuardError):
         run_stream(guardrail(), [object()])
+    # A Responses API event has no choices: refused, not scanned piecemeal.
+    with pytest.raises(ValueError, match="not a chat completion chunk"):
+        run_stream(guardrail(), [{"type": "response.output_text.delta", "delta": "ann@"},
+                                 {"type": "response.output_text.delta", "delta": "x.org"}])
 
 
 def test_anthropic_sse_frames():

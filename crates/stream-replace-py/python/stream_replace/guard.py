@@ -725,6 +725,10 @@ _ANTHROPIC_EXEMPT = frozenset(
     {"type", "id", "model", "role", "stop_reason", "signature", "usage", "index"}
 )
 _OPENAI_FIELD_EXEMPT = frozenset({"role", "type", "id", "index"})
+# The Anthropic events whose strings are scanned whole (the content block
+# events are streams); any other event type is refused.
+_ANTHROPIC_EVENTS = frozenset({"message_start", "message_delta", "message_stop", "ping", "error",
+                               "content_block_stop"})
 
 _Path = Tuple[Any, ...]
 
@@ -780,14 +784,16 @@ class ChunkFilter:
     by choice index and path; only ``role``, ``type``, ``id`` and
     ``index`` are exempt. ``logprobs`` carry the raw tokens and are
     removed. A choice's streams end at its ``finish_reason``; all end at
-    :meth:`finish`. Other top-level strings are scanned whole.
+    :meth:`finish`. Other top-level strings are streams too, by path. A
+    chunk without a ``choices`` list is refused.
 
     ``format="anthropic"``: message stream events. Each content block's
     text (``text``, ``thinking``, ``partial_json`` and any other string of
     its ``content_block`` or ``delta`` but ``type``, ``id`` and
     ``signature``) is a stream, ended at ``content_block_stop``; all end at
-    ``message_delta``/``message_stop``. Strings of other events are scanned
-    whole.
+    ``message_delta``/``message_stop``. Strings of ``message_start``,
+    ``message_delta`` and ``error`` events are scanned whole; an event of
+    an unknown type is refused.
 
     :meth:`filter` takes one chunk and returns the chunks to send (a copy;
     an extra chunk goes before a finishing one when a stream's rest has no
@@ -936,12 +942,13 @@ class ChunkFilter:
             if k in chunk:
                 self._meta[k] = chunk[k]
         pairs: List[Tuple[Any, Any, Any]] = []
+        # Other top-level strings: a stream each, ended at finish().
         for path, holder, k in _leaves(chunk, (), _OPENAI_TOP):
-            pairs.append((None, holder, k))
+            pairs.append((("top", path), holder, k))
         finished = []
         choices = chunk.get("choices")
-        if choices is not None and not isinstance(choices, list):
-            raise ValueError("choices is not a list")
+        if not isinstance(choices, list):
+            raise ValueError("not a chat completion chunk: choices is missing or not a list")
         for pos, choice in enumerate(choices or []):
             if not isinstance(choice, dict):
                 raise ValueError("a choice is not an object")
@@ -1006,6 +1013,8 @@ class ChunkFilter:
                         pairs.append((None, h, k))
             self._scan(pairs, event)
             return [event]
+        if kind not in _ANTHROPIC_EVENTS:
+            raise ValueError(f"unknown event type {kind!r}")
         for path, h, k in _leaves(event, (), _ANTHROPIC_EXEMPT):
             pairs.append((None, h, k))
         self._scan(pairs, event)
@@ -1030,6 +1039,8 @@ class ChunkFilter:
 
     def _rest_chunk(self, key: Tuple[Any, _Path], rest: str) -> Dict[str, Any]:
         owner, path = key
+        if self._format == "openai" and owner == "top":
+            return dict(self._meta, **_nest(path, rest), choices=[])
         if self._format == "openai":
             choice = _nest(path, rest)
             choice = dict(index=owner, **choice)

@@ -33,9 +33,10 @@ from the blocked value on is sent. ``release_at_words: true`` releases
 streamed text at word boundaries only.
 
 A chunk that is not a chat completion chunk (a dict, or a model object
-with ``model_dump``) or an Anthropic SSE frame (bytes or str, on
-``/v1/messages``) is refused: the stream ends with an error rather than
-pass it unscanned. Logs name the rule and its reason, never a value.
+with ``model_dump``, with a ``choices`` list) or an Anthropic SSE frame
+(bytes or str, on ``/v1/messages``) is refused: the stream ends with an
+error rather than pass it unscanned (Responses API events, for one). Logs
+name the rule and its reason, never a value.
 """
 
 from __future__ import annotations
