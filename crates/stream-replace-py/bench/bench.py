@@ -173,32 +173,65 @@ def time_reference(py: str, text: str, size: int, runs: int) -> tuple:
 def per_call_overhead(calls: int = 200_000) -> float:
     """Microseconds per `feed` of a 4-character chunk with nothing to hold."""
     r = Replacer(RULES)
-    chunk = "word"
+    chunk = "abc "  # no rule can start a match here: nothing is held
     t = time.perf_counter()
     for _ in range(calls):
         r.feed(chunk)
     return (time.perf_counter() - t) / calls * 1e6
 
 
-def threads_scaling(text: str, threads: int, size: int = 64 << 10) -> float:
-    """MB/s of `threads` threads, each feeding its own stream the text in
-    64 KiB chunks (the GIL is released while the engine runs)."""
-    chunks = chunked(text, size)
-    Replacer(RULES)  # build once (cached) before timing
+def detach_cost(calls: int = 20_000) -> tuple:
+    """Microseconds per `feed` of 4095 and of 4096 bytes with no match in
+    them: from 4096 bytes on, the engine runs with the GIL released."""
+    from stream_replace._engine import DETACH_AT
 
-    def work():
+    r = Replacer(RULES)
+    out = []
+    for size in (DETACH_AT - 1, DETACH_AT):
+        chunk = ("abc " * (size // 4 + 1))[: size - 1] + " "
+        best = float("inf")
+        for _ in range(5):
+            t = time.perf_counter()
+            for _ in range(calls // 5):
+                r.feed(chunk)
+            best = min(best, (time.perf_counter() - t) / (calls // 5) * 1e6)
+        out.append(best)
+    return tuple(out)
+
+
+def threads_scaling(text: str, threads: int, size: int = 64 << 10) -> float:
+    """MB/s of `threads` threads in all, each feeding its own stream the
+    text in 64 KiB chunks (the GIL is released while the engine runs).
+    Each thread runs once untimed first: the engine's lazy DFA caches are
+    per thread."""
+    chunks = chunked(text, size)
+    passes = max(1, (4 << 20) // len(text.encode()))  # about 4 MB a thread
+    start = threading.Barrier(threads + 1)
+    done = threading.Barrier(threads + 1)
+
+    def one_pass():
         r = Replacer(RULES)
         for c in chunks:
             r.feed(c)
         r.flush()
 
+    def work():
+        one_pass()
+        start.wait()
+        for _ in range(passes):
+            one_pass()
+        done.wait()
+
     ts = [threading.Thread(target=work) for _ in range(threads)]
-    t = time.perf_counter()
     for th in ts:
         th.start()
+    start.wait()
+    t = time.perf_counter()
+    done.wait()
+    elapsed = time.perf_counter() - t
     for th in ts:
         th.join()
-    return len(text.encode()) * threads / (time.perf_counter() - t) / 1e6
+    return len(text.encode()) * passes * threads / elapsed / 1e6
 
 
 def mbps(n_bytes: int, seconds: float) -> float:
@@ -208,7 +241,7 @@ def mbps(n_bytes: int, seconds: float) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bytes", type=int, default=256 << 10, help="text size (default 256 KiB)")
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--quick", action="store_true", help="32 KiB, 3 runs")
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "stream-replace-bench"))
     args = ap.parse_args()
@@ -251,6 +284,8 @@ def main() -> None:
     print(f"outputs: 4-char == 4 KiB == re.sub alternation: {same}; "
           f"stream-replace 0.1.0 output equal: {ref_out == out_re}")
     print(f"feed overhead: {per_call_overhead():.3f} us per call (4-character chunk, nothing held)")
+    below, at = detach_cost()
+    print(f"GIL release: {below:.3f} us per 4095-byte feed (GIL held), {at:.3f} us per 4096-byte feed (released)")
     one = threads_scaling(text, 1)
     two = threads_scaling(text, 2)
     print(f"threads, own streams, 64 KiB chunks: 1 thread {one:.2f} MB/s, 2 threads {two:.2f} MB/s in all")

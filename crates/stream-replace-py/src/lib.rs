@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 
 mod guard;
 mod replacer;
+mod text;
 
 /// The extension module. Every class in it is safe to use from several
 /// threads: a stream is locked while the engine runs on it.

@@ -5,11 +5,12 @@
 //! here: this module takes patterns in the engine's syntax and templates in
 //! its `$1` / `${1}` / `$$` syntax.
 
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use stream_replace::{
@@ -142,6 +143,27 @@ fn match_args<'py>(
     PyTuple::new(py, [texts.into_any(), spans.into_any()])
 }
 
+/// A build error as `ValueError(message, rule)`: the message without the
+/// engine's "rule N (pattern): " prefix, which names the translated
+/// pattern (the package names the rule with the user's), and the rule's
+/// index or `None`.
+fn build_error(e: stream_replace::Error) -> PyErr {
+    let shown = e.to_string();
+    let Some(i) = e.rule() else {
+        return PyValueError::new_err((shown, None::<usize>));
+    };
+    let mut prefix = format!("rule {i}");
+    if let Some(p) = e.pattern() {
+        match p.char_indices().nth(80) {
+            Some((cut, _)) => prefix += &format!(" ({:?}... {} bytes in all)", &p[..cut], p.len()),
+            None => prefix += &format!(" ({p:?})"),
+        }
+    }
+    prefix += ": ";
+    let rest = shown.strip_prefix(&prefix).unwrap_or(&shown).to_owned();
+    PyValueError::new_err((rest, Some(i)))
+}
+
 /// A compiled, immutable rule set, shared by any number of streams and
 /// threads.
 ///
@@ -199,9 +221,7 @@ impl Rules {
         if let Some(n) = max_held {
             builder.config(Config::new().max_held(n));
         }
-        let rules = py
-            .detach(|| builder.build())
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let rules = py.detach(|| builder.build()).map_err(build_error)?;
         Ok(Rules {
             rules,
             calls,
@@ -212,6 +232,14 @@ impl Rules {
     /// A new stream over these rules.
     fn stream(&self) -> Stream {
         Stream::over(self)
+    }
+
+    /// The size in bytes of the dense DFA the streams step, or `None` when
+    /// they step a lazy DFA (the rules' automaton was too big for a dense
+    /// one).
+    #[getter]
+    fn dense_dfa_size(&self) -> Option<usize> {
+        self.rules.dense_dfa_size()
     }
 
     /// The number of rules.
@@ -292,6 +320,8 @@ impl Inner {
 #[pyclass(frozen, subclass, weakref, module = "stream_replace._engine")]
 pub struct Stream {
     inner: Mutex<Inner>,
+    /// The thread holding `inner` (see `thread_token`), or 0.
+    owner: AtomicUsize,
     rules: EngineRules,
     /// Whether a rule has a replacement function.
     calls: bool,
@@ -303,6 +333,7 @@ impl Stream {
     fn over(rules: &Rules) -> Stream {
         Stream {
             inner: Mutex::new(Inner::new(&rules.rules, rules.track)),
+            owner: AtomicUsize::new(0),
             rules: rules.rules.clone(),
             calls: rules.calls,
             track: rules.track,
@@ -310,12 +341,57 @@ impl Stream {
     }
 
     /// Locks the stream, waiting without the GIL if another thread has it
-    /// (that thread may need the GIL to finish).
-    fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Inner> {
-        self.inner
-            .lock_py_attached(py)
-            .unwrap_or_else(|p| p.into_inner())
+    /// (that thread may need the GIL to finish). A replacement function
+    /// that calls its own stream gets an error, not a deadlock.
+    fn lock(&self, py: Python<'_>) -> PyResult<Locked<'_>> {
+        let me = thread_token();
+        if self.owner.load(Ordering::Acquire) == me {
+            return Err(PyRuntimeError::new_err(
+                "a replacement function called the stream that is running it",
+            ));
+        }
+        let guard = (self.inner.lock_py_attached(py)).unwrap_or_else(|p| p.into_inner());
+        self.owner.store(me, Ordering::Release);
+        Ok(Locked {
+            guard,
+            owner: &self.owner,
+        })
     }
+}
+
+/// A locked stream; unlocking clears the owner.
+struct Locked<'a> {
+    guard: MutexGuard<'a, Inner>,
+    owner: &'a AtomicUsize,
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.owner.store(0, Ordering::Release);
+    }
+}
+
+impl Deref for Locked<'_> {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.guard
+    }
+}
+
+impl DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut Inner {
+        &mut self.guard
+    }
+}
+
+thread_local! {
+    static TOKEN: u8 = const { 0 };
+}
+
+/// A number unique to the calling thread among live threads (the address
+/// of a thread-local), never 0.
+fn thread_token() -> usize {
+    TOKEN.with(|t| std::ptr::from_ref(t) as usize)
 }
 
 #[pymethods]
@@ -335,9 +411,14 @@ impl Stream {
     ///
     /// Raises what a replacement function raised; the stream then fails
     /// (every later call raises `StreamError`) until `reset`.
-    fn feed<'py>(&self, py: Python<'py>, chunk: PyBackedStr) -> PyResult<Bound<'py, PyString>> {
-        let mut inner = self.lock(py);
+    fn feed<'py>(
+        &self,
+        py: Python<'py>,
+        chunk: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyString>> {
+        let chunk = crate::text::utf8(chunk)?;
         let text: &str = &chunk;
+        let mut inner = self.lock(py)?;
         let track = self.track;
         inner.run(self.calls, |r, out| {
             if track {
@@ -356,7 +437,7 @@ impl Stream {
     /// Ends the stream: returns the rest of the text, replaced. The next
     /// `feed` starts a new stream (offsets count from 0 again).
     fn flush<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
-        let mut inner = self.lock(py);
+        let mut inner = self.lock(py)?;
         inner.run(self.calls, |r, out| r.flush_into(out))?;
         let text = PyString::new(py, &inner.out);
         if self.track {
@@ -366,21 +447,22 @@ impl Stream {
     }
 
     /// Drops any held text (never emitted) and clears a failure.
-    fn reset(&self, py: Python<'_>) {
-        let mut inner = self.lock(py);
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+        let mut inner = self.lock(py)?;
         *inner = Inner::new(&self.rules, self.track);
+        Ok(())
     }
 
     /// How many bytes (UTF-8) are held back, waiting for more text.
     #[getter]
-    fn held(&self, py: Python<'_>) -> usize {
-        self.lock(py).replacer.held()
+    fn held(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.lock(py)?.replacer.held())
     }
 
     /// Whether the stream failed and refuses calls until `reset`.
     #[getter]
-    fn failed(&self, py: Python<'_>) -> bool {
-        self.lock(py).failed
+    fn failed(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.lock(py)?.failed)
     }
 }
 

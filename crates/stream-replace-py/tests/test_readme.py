@@ -121,3 +121,18 @@ def test_split_phone_is_replaced():
     r = Replacer([(re.compile(r"1[3-9]\d{9}"), "[PHONE]"), (re.compile(r"(\d+)"), lambda m: m.group() * 2)])
     out = "".join(r.feed(c) for c in ["call 1390", "01", "2345", "6 now"]) + r.flush()
     assert out == "call [PHONE] now"
+
+
+def _readme_block():
+    import pathlib
+
+    text = (pathlib.Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    return text.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_crate_readme_example(capsys):
+    scope = {}
+    exec(compile(_readme_block(), "README.md", "exec"), scope)
+    assert capsys.readouterr().out == "call [PHONE] about the s***: 42\nokworld"
+    asyncio.run(scope["relay"](_agen(["a sec", "ret 1", "0"])))
+    assert capsys.readouterr().out == "a s*** 20"

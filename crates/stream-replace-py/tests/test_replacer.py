@@ -130,6 +130,11 @@ def test_bad_rules_are_refused(rule, message):
         Replacer([rule])
 
 
+def test_engine_build_errors_name_the_rule_and_its_python_pattern():
+    with pytest.raises(ValueError, match=r"^rule 1: pattern '\(\?:a\{1000\}\)\{1000\}': too big: "):
+        Replacer([("a", "b"), (re.compile(r"(?:a{1000}){1000}"), "x")])
+
+
 def test_wrong_types_are_type_errors():
     with pytest.raises(TypeError, match="^rule 0: pattern must be str or re.Pattern, not int$"):
         Replacer([(5, "x")])
@@ -139,9 +144,35 @@ def test_wrong_types_are_type_errors():
         Replacer([("a", "b")]).feed(b"a")
 
 
+def test_chunks_are_read_as_utf8_text():
+    class Text(str):
+        pass
+
+    r = Replacer([("é€", "E"), (re.compile("世+"), "W")])
+    assert run(r, [Text("aé"), "€ 世", "世 \U0001f600"]) == "aE W \U0001f600"
+    with pytest.raises(UnicodeEncodeError):
+        r.feed("a\ud800b")  # a lone surrogate is not text
+    with pytest.raises(TypeError):
+        r.feed(b"bytes")
+    with pytest.raises(TypeError):
+        r.feed(None)
+
+
 def test_lookback_option_is_accepted():
     r = Replacer([(re.compile(r"\d+"), "N", {"lookback": 8})])
     assert run(r, ["1", "2 3"]) == "N N"
+
+
+def test_a_function_calling_its_own_stream_fails_instead_of_hanging():
+    box = []
+    r = Replacer([(re.compile("x"), lambda m: box[0].feed("y"))])
+    box.append(r)
+    with pytest.raises(RuntimeError, match="called the stream that is running it"):
+        r.feed("axb")
+    with pytest.raises(StreamError):
+        r.feed("a")
+    r.reset()
+    assert r.feed("ab") == "ab"
 
 
 # -- Threads ---------------------------------------------------------------
@@ -244,3 +275,44 @@ def test_every_split_gives_the_reference_output(rules, text, cuts):
     want = replace_all(text, rules)
     assert run(r, split_at(text, cuts)) == want
     assert run(r, list(text)) == want
+
+
+# -- No byte of a value leaks ---------------------------------------------
+
+SECRET_RULES = [
+    (re.compile(r"[\w.+-]+@[\w-]+\.\w+"), "[EMAIL]"),
+    (re.compile(r"sk-[A-Za-z0-9]{20,}"), "[KEY]"),
+    (re.compile(r"<think>[\s\S]*?</think>"), ""),
+]
+SECRETS = ["ann.lee@example.org", "sk-" + "aZ09" * 6, "<think>sk-hidden plan</think>"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.text(alphabet=" ,;:!\n", max_size=6),
+    after=st.text(alphabet=" ,;:!\n", max_size=6),
+    secret=st.sampled_from(SECRETS),
+    cuts=st.lists(st.integers(0, 60), max_size=8),
+)
+def test_no_part_of_a_value_reaches_the_output_for_any_split(before, after, secret, cuts):
+    text = "say" + before + secret + after + "end"
+    r = Replacer(SECRET_RULES)
+    pieces = [r.feed(c) for c in split_at(text, cuts)] + [r.flush()]
+    out = "".join(pieces)
+    assert out == replace_all(text, SECRET_RULES)
+    inner = secret[3:-3] if secret.startswith("<think>") else secret
+    for k in range(len(inner) - 3):
+        assert inner[k : k + 4] not in out, (inner[k : k + 4], pieces)
+
+
+def test_a_failed_stream_releases_no_part_of_the_value():
+    def refuse(m):
+        raise Boom("refused")
+
+    r = Replacer([(re.compile(r"sk-[A-Za-z0-9]{20,}"), refuse)])
+    released = r.feed("key: sk-aZ09aZ09")
+    with pytest.raises(Boom):
+        released += r.feed("aZ09aZ09aZ09 and more")
+    with pytest.raises(StreamError):
+        released += r.flush()
+    assert released == "key: "

@@ -5,7 +5,7 @@ templates in the engine's (``${1}``, ``$$``), as ``stream_replace._translate``
 makes them.
 """
 
-from typing import Callable, List, Optional, Tuple, Union
+from typing import Callable, List, Optional, Tuple, Type, TypeVar, Union
 
 __version__: str
 
@@ -38,9 +38,13 @@ class Rules:
         """A new stream over these rules."""
     def __len__(self) -> int: ...
 
-class Stream:
-    """One stream over a rule set; calls from several threads take turns."""
+_S = TypeVar("_S", bound="Stream")
 
+class Stream:
+    """One stream over a rule set; calls from several threads take turns.
+    The package's ``Replacer`` is a subclass."""
+
+    def __new__(cls: Type[_S], rules: Rules, *args: object, **kwargs: object) -> _S: ...
     def feed(self, chunk: str) -> str:
         """Feeds a chunk and returns the text now safe to emit."""
     def flush(self) -> str:

@@ -211,7 +211,17 @@ def _build(rules: List[Any], max_held: Optional[int]) -> Any:
 
 def _build_uncached(rules: Tuple[Any, ...], max_held: Optional[int]) -> Any:
     specs = [_compile_rule(i, spec) for i, spec in enumerate(rules)]
-    return _engine.Rules(specs, max_held)
+    try:
+        return _engine.Rules(specs, max_held)
+    except ValueError as e:
+        if len(e.args) != 2:
+            raise
+        message, i = e.args
+        if i is None:
+            raise ValueError(message) from None
+        pattern = rules[i][0]
+        source = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
+        raise ValueError(f"rule {i}: pattern {source!r}: {message}") from None
 
 
 _cache: Dict[Any, Any] = {}

@@ -36,10 +36,12 @@ ValueError: pattern 'a(?=b)': look-ahead (?=...) is not supported: the engine ha
 from __future__ import annotations
 
 import array
+import importlib
 import re
 import sys
 from functools import lru_cache
-from typing import List, Optional, Tuple, Union
+from itertools import compress
+from typing import Any, Iterable, List, Optional, Tuple, Union
 
 if sys.version_info >= (3, 11):
     from re import _constants as _c  # type: ignore[attr-defined]
@@ -102,7 +104,7 @@ _CATEGORY_SOURCE = {
 _SET_FLAGS = re.IGNORECASE | re.ASCII | re.UNICODE
 
 
-def _class_ranges(items: list, flags: int) -> Ranges:
+def _class_ranges(items: List[Tuple[Any, Any]], flags: int) -> Ranges:
     """The code points a Python class (`IN` items) matches."""
     negate = False
     plain = True
@@ -128,7 +130,7 @@ def _class_ranges(items: list, flags: int) -> Ranges:
     return _python_set(source, flags & _SET_FLAGS)
 
 
-def _normalize(spans) -> Ranges:
+def _normalize(spans: Iterable[Tuple[int, int]]) -> Ranges:
     """Sorted, merged ranges without the surrogates."""
     out: List[List[int]] = []
     for lo, hi in sorted(spans):
@@ -145,13 +147,47 @@ def _normalize(spans) -> Ranges:
     return tuple((a, b) for a, b in out)
 
 
+@lru_cache(maxsize=1)
+def _cased() -> Optional[Tuple[int, ...]]:
+    """The code points with a case mapping in Python's regex engine: the
+    only ones that ``re.IGNORECASE`` can make equal to another."""
+    try:
+        iscased = importlib.import_module("_sre").unicode_iscased
+    except (ImportError, AttributeError):  # pragma: no cover - CPython has them
+        return None
+    # map() over a C function: about 0.1 s for every code point. (A
+    # character whose lowercase differs is cased too.)
+    cps = range(_MAX_CP + 1)
+    found = compress(cps, map(iscased, cps))
+    return tuple(cp for cp in found if not _SURROGATES[0] <= cp <= _SURROGATES[1])
+
+
+@lru_cache(maxsize=4096)
 def _literal_ranges(cp: int, flags: int, negate: bool) -> Ranges:
     if not flags & re.IGNORECASE:
         if not negate:
             return ((cp, cp),)
         return _normalize([(0, cp - 1), (cp + 1, _MAX_CP)])
-    source = ("[^" if negate else "[") + f"\\U{cp:08x}]"
-    return _python_set(source, flags & _SET_FLAGS)
+    cased = _cased()
+    if cased is None:
+        source = ("[^" if negate else "[") + f"\\U{cp:08x}]"
+        return _python_set(source, flags & _SET_FLAGS)
+    # A character another one can equal under re.IGNORECASE has a case
+    # mapping itself; Python's engine decides which of those match.
+    tolower = importlib.import_module("_sre").unicode_tolower
+    rx = re.compile(f"\\U{cp:08x}", flags & _SET_FLAGS)
+    candidates = set(cased) | {cp, tolower(cp)}
+    same = [(x, x) for x in candidates if rx.fullmatch(chr(x))]
+    matched = _normalize(same)
+    if not negate:
+        return matched
+    out: List[Tuple[int, int]] = []
+    last = 0
+    for lo, hi in matched:
+        out.append((last, lo - 1))
+        last = hi + 1
+    out.append((last, _MAX_CP))
+    return _normalize(out)
 
 
 def _cp(c: int) -> str:
@@ -173,8 +209,6 @@ def _emit_set(ranges: Ranges) -> str:
 
 
 _REFUSED = {
-    "ASSERT": None,  # direction decides the name
-    "ASSERT_NOT": None,
     "GROUPREF": ("backreference", "the engine has no backreferences"),
     "GROUPREF_EXISTS": ("conditional (?(group)...)", "the engine has no conditionals"),
     "GROUPREF_IGNORE": ("backreference", "the engine has no backreferences"),
@@ -190,10 +224,10 @@ class _Emitter:
     def refuse(self, construct: str, why: str) -> ValueError:
         return _fail(self.source, construct, why)
 
-    def seq(self, data, flags: int) -> str:
+    def seq(self, data: Any, flags: int) -> str:
         return "".join(self.node(op, av, flags) for op, av in data)
 
-    def node(self, op, av, flags: int) -> str:
+    def node(self, op: Any, av: Any, flags: int) -> str:
         name = getattr(op, "name", str(op))
         if op is _c.LITERAL:
             return _emit_set(_literal_ranges(av, flags, False))
@@ -239,7 +273,7 @@ class _Emitter:
             raise self.refuse(construct, why)
         raise self.refuse(f"the construct {name}", "the translation does not know it")
 
-    def at(self, code, flags: int) -> str:
+    def at(self, code: Any, flags: int) -> str:
         if code is _c.AT_BEGINNING:
             return r"(?m:^)" if flags & re.MULTILINE else r"\A"
         if code is _c.AT_BEGINNING_STRING:
