@@ -41,6 +41,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Runs a command under a time limit, in the background so that a signal
+# to this script stops it at once (cleanup kills it) instead of after it.
+bounded() { # seconds command...
+    local limit=$1
+    shift
+    timeout "$limit" "$@" &
+    local pid=$!
+    PIDS+=("$pid")
+    wait "$pid"
+}
+
 free_port() {
     "$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -57,16 +68,16 @@ wait_for() { # url seconds
 }
 
 step "venv at $VENV"
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-timeout 600 "$VENV/bin/pip" install -q --disable-pip-version-check \
+[ -x "$VENV/bin/python" ] || bounded 120 python3 -m venv "$VENV"
+bounded 900 "$VENV/bin/pip" install -q --disable-pip-version-check \
     "litellm[proxy]==$LITELLM_VERSION" "openai==$OPENAI_VERSION" "pytest>=8" "hypothesis>=6" "pytest-asyncio>=0.23"
 step "litellm $LITELLM_VERSION and openai $OPENAI_VERSION installed"
 if [ -n "${STREAM_REPLACE_INSTALLED:-}" ]; then
     "$VENV/bin/python" -c "import stream_replace.guard"
 elif [ -n "${STREAM_REPLACE_WHEEL:-}" ]; then
-    timeout 300 "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$STREAM_REPLACE_WHEEL"
+    bounded 300 "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$STREAM_REPLACE_WHEEL"
 else
-    timeout 1200 "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$CRATE"
+    bounded 1200 "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$CRATE"
 fi
 step "stream-replace installed"
 
@@ -118,6 +129,6 @@ wait_for "http://127.0.0.1:$PROXY_PORT/health/liveliness" 180
 step "litellm proxy on 127.0.0.1:$PROXY_PORT"
 
 E2E_PROXY_URL="http://127.0.0.1:$PROXY_PORT/v1" E2E_API_KEY="$MASTER_KEY" LITELLM_LOCAL_MODEL_COST_MAP=True \
-    timeout 600 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
+    bounded 600 "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
     "$CRATE/tests/test_litellm_e2e.py" "$CRATE/tests/test_litellm_hooks.py"
 step "end-to-end tests passed in $(( $(date +%s) - START ))s"
