@@ -58,3 +58,48 @@ class Stream:
     def failed(self) -> bool:
         """Whether the stream refuses calls until ``reset``."""
 
+
+# The guard layer's half (``stream_replace.guard`` wraps it).
+
+class GuardError(StreamError):
+    """A guarded stream failed (over ``max_held``, a validator raised, or
+    the session is in use by another thread); it stays closed until reset."""
+
+_Trigger = Tuple[int, str, str, Optional[str], _Span]
+_Block = Tuple[int, str, str, _Span]
+_Chunk = Tuple[int, str, bool, bool, List[_Trigger], bool, Optional[_Block]]
+_ActionSpec = Tuple[str, Optional[str], Optional[int], Optional[bytes]]
+_RuleSpec = Tuple[str, str, _ActionSpec, Optional[str], Union[None, str, Callable[[str], bool]]]
+
+def pii_pack() -> List[Tuple[str, str, str, Optional[str], bool, str, str]]:
+    """The ``pii`` pack's rules: ``(id, pattern, mask, block_reason,
+    has_validator, what, misses)``."""
+
+class GuardRules:
+    """A compiled guard rule set, shared by its sessions and threads."""
+
+    def __new__(cls, specs: List[_RuleSpec], allow: List[str], max_held: Optional[int] = None) -> "GuardRules": ...
+    def __len__(self) -> int: ...
+    def ids(self) -> List[str]:
+        """The rules' ids, in order."""
+    def evaluate(self, text: str) -> Tuple[str, List[_Trigger], Optional[_Block]]:
+        """The copy of record of a whole text."""
+    def session(self, words: Optional[int] = None) -> "GuardSession":
+        """A new stream; ``words`` releases text at word boundaries only."""
+
+class GuardSession:
+    """One guarded stream."""
+
+    def push(self, text: str) -> List[_Chunk]: ...
+    def flush(self) -> List[_Chunk]: ...
+    def reset(self) -> None: ...
+    def allow(self, value: str) -> None: ...
+    def counters(self) -> dict: ...
+    @property
+    def is_blocked(self) -> bool: ...
+    @property
+    def is_ended(self) -> bool: ...
+    @property
+    def block(self) -> Optional[_Block]: ...
+    @property
+    def held(self) -> int: ...
