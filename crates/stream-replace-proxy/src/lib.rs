@@ -37,6 +37,8 @@
 
 mod detect;
 mod proxy;
+mod route;
+mod scan;
 
-pub use crate::detect::{response_rules, with_vault, Detector, Vault, DETECTORS};
-pub use crate::proxy::{serve, Config};
+pub use crate::detect::{detectors, response_rules, with_vault, Vault};
+pub use crate::proxy::{serve, Config, LOGPROBS_HEADER};
