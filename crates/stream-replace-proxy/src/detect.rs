@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 use stream_replace::pack::{self, Pack};
 use stream_replace::{Config, Pattern, Replacement, Rule, Rules};
 
@@ -29,21 +29,20 @@ use stream_replace::{Config, Pattern, Replacement, Rule, Rules};
 /// assert!(pack.get("us_ssn").unwrap().validator.is_none());
 /// ```
 pub fn detectors() -> Pack {
-    let mut ssn = *pack::pii()
-        .get("us_ssn")
-        .expect("the pii pack has a us_ssn rule");
-    ssn.validator = None;
-    let mut out = pack::pii().without_blocks();
-    // Keep the SSN rule in its place (the order decides ties).
-    let ids: Vec<&str> = out.rules().iter().map(|r| r.id).collect();
-    let mut rebuilt = pack::pii().without_blocks();
-    for id in &ids {
-        rebuilt = rebuilt.without(id);
+    let base = pack::pii().without_blocks();
+    // Rebuilt rule by rule, so that each keeps its place (the order
+    // decides ties).
+    let mut out = base.clone();
+    for r in base.rules() {
+        out = out.without(r.id);
     }
-    for r in out.rules() {
-        rebuilt = rebuilt.with(if r.id == "us_ssn" { ssn } else { *r });
+    for r in base.rules() {
+        let mut r = *r;
+        if r.id == "us_ssn" {
+            r.validator = None;
+        }
+        out = out.with(r);
     }
-    out = rebuilt;
     out
 }
 
@@ -173,12 +172,20 @@ impl Detectors {
 const REQUEST_STRUCTURAL_KEYS: &[&str] = &["model", "role", "type", "tool_call_id", "id"];
 
 /// The values one request masked, by placeholder.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Vault {
     by_value: HashMap<String, usize>,
     by_placeholder: HashMap<String, usize>,
     entries: Vec<(String, String)>,
     counts: HashMap<&'static str, usize>,
+    limit: usize,
+    overflowed: bool,
+}
+
+impl Default for Vault {
+    fn default() -> Vault {
+        Vault::with_limit(usize::MAX)
+    }
 }
 
 impl Vault {
@@ -193,6 +200,44 @@ impl Vault {
     /// ```
     pub fn new() -> Vault {
         Vault::default()
+    }
+
+    /// An empty vault that keeps at most `limit` values: past it, every new
+    /// value gets the placeholder `[LABEL_OVERFLOW]`, which stands for
+    /// nothing, and [`overflowed`](Vault::overflowed) says so.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_proxy::Vault;
+    ///
+    /// let mut vault = Vault::with_limit(1);
+    /// assert_eq!(vault.placeholder("EMAIL", "a@b.io"), "[EMAIL_1]");
+    /// assert_eq!(vault.placeholder("EMAIL", "c@d.io"), "[EMAIL_OVERFLOW]");
+    /// assert!(vault.overflowed() && vault.len() == 1);
+    /// ```
+    pub fn with_limit(limit: usize) -> Vault {
+        Vault {
+            by_value: HashMap::new(),
+            by_placeholder: HashMap::new(),
+            entries: Vec::new(),
+            counts: HashMap::new(),
+            limit,
+            overflowed: false,
+        }
+    }
+
+    /// Whether a value was refused a placeholder because the vault was full.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_proxy::Vault;
+    ///
+    /// assert!(!Vault::new().overflowed());
+    /// ```
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
     }
 
     /// The placeholder of `value`, made on first use: the same value always
@@ -211,6 +256,10 @@ impl Vault {
     pub fn placeholder(&mut self, label: &'static str, value: &str) -> String {
         if let Some(&i) = self.by_value.get(value) {
             return self.entries[i].0.clone();
+        }
+        if self.entries.len() >= self.limit {
+            self.overflowed = true;
+            return format!("[{label}_OVERFLOW]");
         }
         let n = self.counts.entry(label).or_insert(0);
         *n += 1;
@@ -370,12 +419,6 @@ pub fn with_vault<R>(vault: &mut Vault, f: impl FnOnce() -> R) -> R {
     VAULT.with(|v| std::mem::swap(&mut *v.borrow_mut(), vault));
     let _lent = Lent(vault);
     f()
-}
-
-// Keeps `Number` in use for readers of `mask_value`.
-#[allow(dead_code)]
-fn _number(n: &Number) -> String {
-    n.to_string()
 }
 
 #[cfg(test)]

@@ -457,7 +457,7 @@ async fn forward(
         Ok(Ok(body)) => body.to_bytes(),
     };
 
-    let mut vault = Vault::new();
+    let mut vault = Vault::with_limit(config.max_values);
     let mut logprobs = false;
     let body = if body.is_empty() {
         body
@@ -477,7 +477,7 @@ async fn forward(
         Some(q) if !q.is_empty() => Some(mask_query(shared, q, &mut vault)?),
         _ => None,
     };
-    if vault.len() > config.max_values {
+    if vault.overflowed() {
         return refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             "the request carries more personal values than the proxy's limit",

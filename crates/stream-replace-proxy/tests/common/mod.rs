@@ -25,6 +25,8 @@ impl Seen {
     }
 }
 
+/// What the upstream sends for a request: pieces written in turn (an
+/// empty one is a pause of a second).
 pub type Respond = Arc<dyn Fn(&Seen) -> Vec<Vec<u8>> + Send + Sync>;
 
 pub struct Upstream {
@@ -86,6 +88,11 @@ pub async fn upstream(respond: Respond) -> Upstream {
                 };
                 log.lock().unwrap().push(req.clone());
                 for piece in respond(&req) {
+                    // An empty piece is a pause of a second.
+                    if piece.is_empty() {
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
                     if stream.write_all(&piece).await.is_err() {
                         return;
                     }
