@@ -515,13 +515,14 @@ impl SseScan {
         let mut data: Option<String> = None;
         for (name, value) in event.fields() {
             match name {
-                "data" => {
-                    let d = data.get_or_insert_with(String::new);
-                    if !d.is_empty() || clean.data().is_some() {
+                "data" => match &mut data {
+                    // Lines of one data field are joined with `\n`.
+                    Some(d) => {
                         d.push('\n');
+                        d.push_str(value);
                     }
-                    d.push_str(value);
-                }
+                    None => data = Some(value.to_owned()),
+                },
                 "event" | "id" if is_token(value) => clean.push_field(name, value),
                 "retry" if value.bytes().all(|b| b.is_ascii_digit()) => {
                     clean.push_field(name, value)
@@ -786,6 +787,48 @@ fn rest_event(rest: String, template: Option<Template>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn scan(input: &str) -> (String, Result<(), ScanError>) {
+        let rules = crate::detect::response_rules(stream_replace::Config::new()).unwrap();
+        let limits = Limits {
+            max_held: 1 << 20,
+            max_streams: 16,
+            max_event: 1 << 20,
+        };
+        let mut s = SseScan::new(&rules, Vault::new(), limits);
+        let mut out = Vec::new();
+        let mut r = Ok(());
+        for b in input.as_bytes().chunks(3) {
+            r = r.and_then(|()| s.feed(b, &mut out));
+        }
+        let r = r.and_then(|()| s.finish(&mut out));
+        (String::from_utf8(out).unwrap(), r)
+    }
+
+    #[test]
+    fn data_lines_are_joined() {
+        let (out, r) = scan("data: {\"a\":\ndata: \"x@example.com\"}\n\n");
+        assert_eq!(r, Ok(()));
+        assert_eq!(out, "data: {\"a\":\"[EMAIL_REDACTED]\"}\n\n");
+    }
+
+    #[test]
+    fn a_rest_goes_out_in_a_copy_of_the_last_event_that_carried_it() {
+        let (out, r) = scan(concat!(
+            "data: {\"id\":\"c\",\"choices\":[{\"index\":1,\"delta\":{\"content\":\"hi bob\"}},{\"index\":2,\"delta\":{\"content\":\"x\"}}],\"usage\":{\"n\":1}}\n\n",
+            "data: {\"id\":\"c\",\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        ));
+        assert_eq!(r, Ok(()));
+        assert_eq!(
+            out,
+            concat!(
+                "data: {\"id\":\"c\",\"choices\":[{\"index\":1,\"delta\":{\"content\":\"hi \"}},{\"index\":2,\"delta\":{\"content\":\"\"}}],\"usage\":{\"n\":1}}\n\n",
+                "data: {\"id\":\"c\",\"choices\":[{\"index\":1,\"delta\":{\"content\":\"bob\"}}]}\n\n",
+                "data: {\"id\":\"c\",\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+                "data: {\"id\":\"c\",\"choices\":[{\"index\":2,\"delta\":{\"content\":\"x\"}}]}\n\n",
+            )
+        );
+    }
 
     #[test]
     fn lone_surrogates_become_replacement_characters() {
