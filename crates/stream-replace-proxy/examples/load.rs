@@ -223,28 +223,50 @@ async fn latency(upstream: &str, proxy: &str) {
     for addr in [upstream, proxy] {
         one_stream(&client, addr, &json!({"events": 5})).await;
     }
-    for (name, addr) in [("direct", upstream), ("proxy", proxy)] {
-        let mut chunks = Vec::new();
-        for _ in 0..20 {
+    // Direct and proxied requests alternate, so that both see the same
+    // background load.
+    let paths = [("direct", upstream), ("proxy", proxy)];
+    let mut chunks = [Vec::new(), Vec::new()];
+    let mut ttfb = [Vec::new(), Vec::new()];
+    for _ in 0..20 {
+        for (k, (_, addr)) in paths.iter().enumerate() {
             let (_, lat) = one_stream(&client, addr, &json!({"events": 100, "gap_ms": 5})).await;
-            chunks.extend(lat);
+            chunks[k].extend(lat);
         }
-        let mut ttfb = Vec::new();
-        for _ in 0..200 {
-            ttfb.push(one_stream(&client, addr, &json!({"events": 1})).await.0);
+    }
+    for _ in 0..200 {
+        for (k, (_, addr)) in paths.iter().enumerate() {
+            ttfb[k].push(one_stream(&client, addr, &json!({"events": 1})).await.0);
         }
-        chunks.sort_by(f64::total_cmp);
-        ttfb.sort_by(f64::total_cmp);
+    }
+    let mut p = [[0.0; 4]; 2];
+    for k in 0..2 {
+        chunks[k].sort_by(f64::total_cmp);
+        ttfb[k].sort_by(f64::total_cmp);
+        p[k] = [
+            percentile(&chunks[k], 0.5),
+            percentile(&chunks[k], 0.99),
+            percentile(&ttfb[k], 0.5),
+            percentile(&ttfb[k], 0.99),
+        ];
         println!(
-            "{name:>6}: per chunk p50 {:.1} µs p99 {:.1} µs ({} chunks); first byte p50 {:.1} µs p99 {:.1} µs ({} requests)",
-            percentile(&chunks, 0.5),
-            percentile(&chunks, 0.99),
-            chunks.len(),
-            percentile(&ttfb, 0.5),
-            percentile(&ttfb, 0.99),
-            ttfb.len()
+            "{:>6}: per chunk p50 {:.1} µs p99 {:.1} µs ({} chunks); first byte p50 {:.1} µs p99 {:.1} µs ({} requests)",
+            paths[k].0,
+            p[k][0],
+            p[k][1],
+            chunks[k].len(),
+            p[k][2],
+            p[k][3],
+            ttfb[k].len()
         );
     }
+    println!(
+        " added: per chunk p50 {:.1} µs p99 {:.1} µs; first byte p50 {:.1} µs p99 {:.1} µs",
+        p[1][0] - p[0][0],
+        p[1][1] - p[0][1],
+        p[1][2] - p[0][2],
+        p[1][3] - p[0][3]
+    );
 }
 
 // `n` streams open at once through the proxy: its RSS.
