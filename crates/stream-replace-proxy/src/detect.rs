@@ -438,6 +438,7 @@ mod tests {
             "dan@example.com": 4111111111111111u64,
             "n": 1700000000000u64,
             "host": "10.1.2.3",
+            "iban": "DE89 3704 0044 0532 0130 00",
         });
         detectors.mask_json(&mut body, &mut vault);
         assert_eq!(
@@ -450,6 +451,7 @@ mod tests {
                 "[EMAIL_3]": "[CARD_2]",
                 "n": 1700000000000u64,
                 "host": "[IPV4_1]",
+                "iban": "[IBAN_1]",
             })
         );
     }
