@@ -293,9 +293,31 @@ fn walk<'v>(
     }
 }
 
+// Scans every object key of `v` on its own (a key is whole in each event).
+// A key of lower-case letters and `_` cannot hold a value or a placeholder
+// and is skipped.
+fn scan_keys(rules: &Rules, v: &mut Value) {
+    match v {
+        Value::Array(items) => items.iter_mut().for_each(|v| scan_keys(rules, v)),
+        Value::Object(map) => {
+            let plain = |k: &str| k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+            if !map.keys().all(|k| plain(k)) {
+                let old = std::mem::take(map);
+                for (k, child) in old {
+                    let k = if plain(&k) { k } else { rules.replace_all(&k) };
+                    map.insert(k, child);
+                }
+            }
+            map.values_mut().for_each(|v| scan_keys(rules, v));
+        }
+        _ => {}
+    }
+}
+
 /// Scans a whole JSON body: every string but the exempt ones, on its own.
 /// Returns whether a dropped key was nulled.
 pub(crate) fn scan_json(rules: &Rules, vault: &mut Vault, value: &mut Value) -> bool {
+    with_vault(vault, || scan_keys(rules, value));
     let mut frags = Vec::new();
     let mut dropped = false;
     walk(
@@ -620,6 +642,8 @@ impl SseScan {
             }
         }
 
+        let rules = &self.rules;
+        with_vault(&mut self.vault, || scan_keys(rules, root));
         let mut dropped = false;
         let mut frags = Vec::new();
         let mut key = prefix.clone();

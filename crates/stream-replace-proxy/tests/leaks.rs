@@ -492,7 +492,7 @@ async fn leak_request_keys_numbers_query() {
         "{}",
         seen.target()
     );
-    // The client gets its own values back.
+    // The client gets its own values back, keys included.
     let content = got.json()["choices"][0]["message"]["content"]
         .as_str()
         .unwrap()
@@ -501,6 +501,49 @@ async fn leak_request_keys_numbers_query() {
         content.contains("dan@example.com") && content.contains("4111111111111111"),
         "{content}"
     );
+}
+
+// Object keys of a response are scanned too: the request's placeholders
+// come back, other values are redacted, streamed or whole.
+#[tokio::test]
+async fn response_object_keys_are_scanned() {
+    let up = upstream(Arc::new(|seen: &Seen| {
+        let v: Value = serde_json::from_str(&seen.body).unwrap();
+        let stream = v["stream"].as_bool().unwrap();
+        let echo = v["metadata"].clone();
+        let body =
+            json!({"object": "response", "metadata": echo, "extra": {"qwzxjkvb@example.com": 1}});
+        if stream {
+            let events = vec![json!({"type": "response.created", "response": body})];
+            pieces(head(200, "text/event-stream", ""), &sse(&events), 5)
+        } else {
+            pieces(
+                head(200, "application/json", ""),
+                body.to_string().as_bytes(),
+                5,
+            )
+        }
+    }))
+    .await;
+    let addr = proxy(config(&up)).await;
+    for stream in [false, true] {
+        let req = json!({"model": "m", "stream": stream, "input": "x", "metadata": {"dan@example.com": "v"}});
+        let got = send(&addr, "POST", "/v1/responses", &req.to_string()).await;
+        assert_eq!(got.status, 200);
+        assert_no_planted(&got.body, "response keys");
+        assert!(!up
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|s| s.body.contains("dan@example.com")));
+        assert!(
+            got.body.contains("\"dan@example.com\":\"v\""),
+            "{}",
+            got.body
+        );
+        assert!(got.body.contains("\"[EMAIL_REDACTED]\":1"), "{}", got.body);
+    }
 }
 
 // 7. A compressed reply from an upstream that ignored `accept-encoding`
