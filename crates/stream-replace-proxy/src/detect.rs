@@ -1,126 +1,191 @@
 //! What counts as personal data, the per-request vault of placeholders, and
-//! the response rules built from both.
+//! the request and response rules built from both.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use regex_automata::meta::Regex;
-use serde_json::Value;
-use stream_replace::{Config, Pattern, Replacement, Rules};
+use serde_json::{Map, Value};
+use stream_replace::pack::{self, Pack};
+use stream_replace::{Config, Pattern, Replacement, Rule, Rules};
 
-/// One kind of value the proxy protects.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Detector {
-    /// The label in placeholders (`[EMAIL_1]`) and redactions
-    /// (`[EMAIL_REDACTED]`).
-    pub label: &'static str,
-    /// The regex, in the `regex` crate's syntax.
-    pub pattern: &'static str,
-}
-
-/// The detectors, in priority order: at one position the first wins.
+/// The detectors: [`stream_replace::pack::pii()`], every block turned into
+/// a mask, and `us_ssn` without its issuance check.
 ///
-/// E-mail addresses (also with `@` percent-encoded as `%40`), US social
-/// security numbers, US phone numbers, card numbers (13 to 19 digits, with
-/// optional single spaces or dashes between them) and the common API key
-/// shapes (OpenAI, AWS access key IDs, GitHub and Slack tokens).
+/// A proxy masks rather than stops: a value in a request gets a
+/// placeholder, one in a response a redaction. The SSN rule keeps its
+/// shape (`123-45-6789`) but drops the validator that rejects the areas
+/// `000`, `666` and `9xx`: ITINs are written in the `9xx` area, and a value
+/// that looks like an SSN is masked rather than let through. Every other
+/// rule keeps its validator (Luhn for cards, check digits for IBANs), so a
+/// 13-digit timestamp is not a card.
 ///
 /// # Example
 ///
 /// ```
-/// use stream_replace_proxy::DETECTORS;
+/// use stream_replace_proxy::detectors;
 ///
-/// assert!(DETECTORS.iter().any(|d| d.label == "EMAIL"));
+/// let pack = detectors();
+/// assert!(pack.get("email").is_some() && pack.get("ipv4").is_some());
+/// assert!(pack.get("us_ssn").unwrap().validator.is_none());
 /// ```
-pub const DETECTORS: &[Detector] = &[
-    Detector {
-        label: "EMAIL",
-        pattern: r"[A-Za-z0-9._+-]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}",
-    },
-    Detector {
-        label: "SSN",
-        pattern: r"\b\d{3}-\d{2}-\d{4}\b",
-    },
-    Detector {
-        label: "PHONE",
-        pattern: r"\b\d{3}[-. ]\d{3}[-. ]\d{4}\b",
-    },
-    Detector {
-        label: "CARD",
-        pattern: r"\b\d(?:[ -]?\d){12,18}\b",
-    },
-    Detector {
-        label: "KEY",
-        pattern: r"\b(?:sk-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|ghp_[A-Za-z0-9_]{36}|xox[abprs]-(?:\d+-)+[A-Za-z0-9]+)\b",
-    },
-];
+pub fn detectors() -> Pack {
+    let base = pack::pii().without_blocks();
+    // Rebuilt rule by rule, so that each keeps its place (the order
+    // decides ties).
+    let mut out = base.clone();
+    for r in base.rules() {
+        out = out.without(r.id);
+    }
+    for r in base.rules() {
+        let mut r = *r;
+        if r.id == "us_ssn" {
+            r.validator = None;
+        }
+        out = out.with(r);
+    }
+    out
+}
 
-/// Keys whose values are structure, not content: never masked.
-const STRUCTURAL_KEYS: &[&str] = &["model", "name", "role", "type", "tool_call_id", "id"];
+/// The label of a pack rule in placeholders and redactions: its mask
+/// without the brackets (`[EMAIL]` gives `EMAIL`).
+fn label(mask: &'static str) -> &'static str {
+    mask.strip_prefix('[')
+        .and_then(|m| m.strip_suffix(']'))
+        .unwrap_or(mask)
+}
 
-/// The compiled detectors, shared by every request.
+fn labels() -> Vec<&'static str> {
+    detectors().rules().iter().map(|r| label(r.mask)).collect()
+}
+
+/// The regex of a placeholder of any label, such as `[EMAIL_12]`.
+fn placeholder_pattern() -> String {
+    format!(r"\[(?:{})_[0-9]+\]", labels().join("|"))
+}
+
+fn rule_of(r: &pack::PackRule, replacement: Replacement) -> Rule {
+    let mut rule = Rule::new(r.pattern(), replacement).id(r.id);
+    if let Some(valid) = r.validator {
+        rule = rule.validator(valid);
+    }
+    rule
+}
+
+/// The request-side rules, shared by every request: each value found is
+/// replaced by its placeholder in the vault lent with [`with_vault`].
 #[derive(Debug)]
 pub(crate) struct Detectors {
-    regex: Regex,
+    mask: Rules,
+    find: Rules,
 }
 
 impl Detectors {
-    pub(crate) fn new() -> Detectors {
-        let patterns: Vec<&str> = DETECTORS.iter().map(|d| d.pattern).collect();
-        let regex = Regex::new_many(&patterns).expect("the built-in detectors compile");
-        Detectors { regex }
+    pub(crate) fn new() -> Result<Detectors, stream_replace::Error> {
+        let labels = labels();
+        let mut mask = Rules::builder();
+        // A placeholder the caller typed is a value too: it gets a fresh
+        // placeholder of its own, so it comes back as typed and never
+        // stands for another value of the vault.
+        let typed = labels.clone();
+        mask.rule(
+            Pattern::regex(placeholder_pattern()),
+            Replacement::with(move |caps| {
+                let text = caps.as_str();
+                let label = typed
+                    .iter()
+                    .copied()
+                    .filter(|l| text[1..].starts_with(l) && text[1 + l.len()..].starts_with('_'))
+                    .max_by_key(|l| l.len())
+                    .unwrap_or("PLACEHOLDER");
+                VAULT.with(|v| v.borrow_mut().placeholder(label, text))
+            }),
+        );
+        let mut find = Rules::builder();
+        for r in detectors().rules() {
+            let l = label(r.mask);
+            mask.add(rule_of(
+                r,
+                Replacement::with(move |caps| {
+                    VAULT.with(|v| v.borrow_mut().placeholder(l, caps.as_str()))
+                }),
+            ));
+            find.add(rule_of(r, Replacement::literal(r.mask)));
+        }
+        Ok(Detectors {
+            mask: mask.build()?,
+            find: find.build()?,
+        })
     }
 
-    /// Replaces every detected value in `text` by its placeholder.
-    fn mask(&self, text: &str, vault: &mut Vault) -> Option<String> {
-        let mut out = String::new();
-        let mut last = 0;
-        for m in self.regex.find_iter(text) {
-            let label = DETECTORS[m.pattern().as_usize()].label;
-            out.push_str(&text[last..m.start()]);
-            out.push_str(&vault.placeholder(label, &text[m.range()]));
-            last = m.end();
-        }
-        if last == 0 {
-            return None;
-        }
-        out.push_str(&text[last..]);
-        Some(out)
+    /// Replaces every detected value in `text` by its placeholder in the
+    /// vault lent with [`with_vault`].
+    pub(crate) fn mask_lent(&self, text: &str) -> String {
+        self.mask.replace_all(text)
     }
 
     /// Whether `text` holds a value a detector finds.
     pub(crate) fn finds(&self, text: &str) -> bool {
-        self.regex.is_match(text)
+        self.find.replace_all(text) != text
     }
 
-    /// Masks every string of a request body but those under structural keys.
+    /// Masks every string, every object key and every number of a request
+    /// body, but the string values of structural keys.
     pub(crate) fn mask_json(&self, value: &mut Value, vault: &mut Vault) {
+        with_vault(vault, || self.mask_value(value));
+    }
+
+    fn mask_value(&self, value: &mut Value) {
         match value {
             Value::String(s) => {
-                if let Some(masked) = self.mask(s, vault) {
+                let masked = self.mask_lent(s);
+                if masked != *s {
                     *s = masked;
                 }
             }
-            Value::Array(items) => items.iter_mut().for_each(|v| self.mask_json(v, vault)),
-            Value::Object(map) => {
-                for (k, v) in map.iter_mut() {
-                    if !(STRUCTURAL_KEYS.contains(&k.as_str()) && v.is_string()) {
-                        self.mask_json(v, vault);
-                    }
+            Value::Number(n) => {
+                // A number a detector finds (a card, a phone) goes upstream
+                // as its placeholder, a string.
+                let text = n.to_string();
+                let masked = self.mask_lent(&text);
+                if masked != text {
+                    *value = Value::String(masked);
                 }
             }
-            _ => {}
+            Value::Array(items) => items.iter_mut().for_each(|v| self.mask_value(v)),
+            Value::Object(map) => {
+                let old = std::mem::take(map);
+                let mut new = Map::with_capacity(old.len());
+                for (k, mut v) in old {
+                    if !(REQUEST_STRUCTURAL_KEYS.contains(&k.as_str()) && v.is_string()) {
+                        self.mask_value(&mut v);
+                    }
+                    new.insert(self.mask_lent(&k), v);
+                }
+                *map = new;
+            }
+            Value::Bool(_) | Value::Null => {}
         }
     }
 }
 
+/// Keys whose string values in a request are structure, not content.
+const REQUEST_STRUCTURAL_KEYS: &[&str] = &["model", "role", "type", "tool_call_id", "id"];
+
 /// The values one request masked, by placeholder.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Vault {
-    by_value: HashMap<String, String>,
-    by_placeholder: HashMap<String, String>,
+    by_value: HashMap<String, usize>,
+    by_placeholder: HashMap<String, usize>,
     entries: Vec<(String, String)>,
     counts: HashMap<&'static str, usize>,
+    limit: usize,
+    overflowed: bool,
+}
+
+impl Default for Vault {
+    fn default() -> Vault {
+        Vault::with_limit(usize::MAX)
+    }
 }
 
 impl Vault {
@@ -137,6 +202,44 @@ impl Vault {
         Vault::default()
     }
 
+    /// An empty vault that keeps at most `limit` values: past it, every new
+    /// value gets the placeholder `[LABEL_OVERFLOW]`, which stands for
+    /// nothing, and [`overflowed`](Vault::overflowed) says so.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_proxy::Vault;
+    ///
+    /// let mut vault = Vault::with_limit(1);
+    /// assert_eq!(vault.placeholder("EMAIL", "a@b.io"), "[EMAIL_1]");
+    /// assert_eq!(vault.placeholder("EMAIL", "c@d.io"), "[EMAIL_OVERFLOW]");
+    /// assert!(vault.overflowed() && vault.len() == 1);
+    /// ```
+    pub fn with_limit(limit: usize) -> Vault {
+        Vault {
+            by_value: HashMap::new(),
+            by_placeholder: HashMap::new(),
+            entries: Vec::new(),
+            counts: HashMap::new(),
+            limit,
+            overflowed: false,
+        }
+    }
+
+    /// Whether a value was refused a placeholder because the vault was full.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_proxy::Vault;
+    ///
+    /// assert!(!Vault::new().overflowed());
+    /// ```
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
     /// The placeholder of `value`, made on first use: the same value always
     /// gets the same placeholder.
     ///
@@ -151,14 +254,19 @@ impl Vault {
     /// assert_eq!(vault.placeholder("EMAIL", "a@b.io"), "[EMAIL_1]");
     /// ```
     pub fn placeholder(&mut self, label: &'static str, value: &str) -> String {
-        if let Some(p) = self.by_value.get(value) {
-            return p.clone();
+        if let Some(&i) = self.by_value.get(value) {
+            return self.entries[i].0.clone();
+        }
+        if self.entries.len() >= self.limit {
+            self.overflowed = true;
+            return format!("[{label}_OVERFLOW]");
         }
         let n = self.counts.entry(label).or_insert(0);
         *n += 1;
         let p = format!("[{label}_{n}]");
-        self.by_value.insert(value.to_owned(), p.clone());
-        self.by_placeholder.insert(p.clone(), value.to_owned());
+        let i = self.entries.len();
+        self.by_value.insert(value.to_owned(), i);
+        self.by_placeholder.insert(p.clone(), i);
         self.entries.push((p.clone(), value.to_owned()));
         p
     }
@@ -176,7 +284,9 @@ impl Vault {
     /// assert_eq!(vault.value("[PHONE_2]"), None);
     /// ```
     pub fn value(&self, placeholder: &str) -> Option<&str> {
-        self.by_placeholder.get(placeholder).map(String::as_str)
+        self.by_placeholder
+            .get(placeholder)
+            .map(|&i| self.entries[i].1.as_str())
     }
 
     /// Every (placeholder, original value), in the order they were made.
@@ -187,21 +297,49 @@ impl Vault {
     /// use stream_replace_proxy::Vault;
     ///
     /// let mut vault = Vault::new();
-    /// vault.placeholder("SSN", "900-12-3456");
-    /// assert_eq!(vault.entries(), [("[SSN_1]".to_owned(), "900-12-3456".to_owned())]);
+    /// vault.placeholder("US_SSN", "900-12-3456");
+    /// assert_eq!(vault.entries(), [("[US_SSN_1]".to_owned(), "900-12-3456".to_owned())]);
     /// ```
     pub fn entries(&self) -> &[(String, String)] {
         &self.entries
     }
+
+    /// How many values the vault holds.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_proxy::Vault;
+    ///
+    /// let mut vault = Vault::new();
+    /// vault.placeholder("EMAIL", "a@b.io");
+    /// assert_eq!(vault.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the vault holds no value.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_proxy::Vault;
+    ///
+    /// assert!(Vault::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
 
 /// The rules for responses: each placeholder back to its value in the
-/// vault in scope (see [`with_vault`]), then every detector to a redaction
-/// label (`[EMAIL_REDACTED]`).
+/// vault in scope (see [`with_vault`]), then every rule of [`detectors`]
+/// to a redaction label (`[EMAIL_REDACTED]`).
 ///
 /// Compiled once and shared by every response; only the vault changes from
-/// one request to the next. A placeholder that the vault in scope does not
-/// know (or with no vault in scope) stays as it is. A restored value is a
+/// one request to the next. A placeholder that the vault in scope did not
+/// issue (or with no vault in scope) stays as it is. A restored value is a
 /// replacement, so it is not scanned again: the caller's own values come
 /// back, values the upstream made up do not. `config` sets the cap on held
 /// text and what happens there.
@@ -225,8 +363,6 @@ impl Vault {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn response_rules(config: Config) -> Result<Rules, stream_replace::Error> {
-    let labels: Vec<&str> = DETECTORS.iter().map(|d| d.label).collect();
-    let placeholder = format!(r"\[(?:{})_[0-9]+\]", labels.join("|"));
     let restore = Replacement::with(|caps| {
         let placeholder = caps.as_str();
         VAULT.with(|vault| match vault.borrow().value(placeholder) {
@@ -235,21 +371,19 @@ pub fn response_rules(config: Config) -> Result<Rules, stream_replace::Error> {
         })
     });
     let mut builder = Rules::builder();
-    builder.rule(Pattern::regex(placeholder), restore);
-    for d in DETECTORS {
-        builder.rule(
-            Pattern::regex(d.pattern),
-            Replacement::literal(format!("[{}_REDACTED]", d.label)),
-        );
+    builder.rule(Pattern::regex(placeholder_pattern()), restore);
+    for r in detectors().rules() {
+        let redaction = format!("[{}_REDACTED]", label(r.mask));
+        builder.add(rule_of(r, Replacement::literal(redaction)));
     }
     builder.config(config).build()
 }
 
 thread_local! {
-    // The vault placeholders are restored from. A replacement closure is
-    // shared by every stream and sees only the match, and a feed runs on
-    // one thread from start to end, so the vault of the stream being fed
-    // is lent here for the length of the call.
+    // The vault placeholders are made in and restored from. A replacement
+    // closure is shared by every stream and sees only the match, and a
+    // feed runs on one thread from start to end, so the vault of the
+    // request being handled is lent here for the length of the call.
     static VAULT: RefCell<Vault> = RefCell::new(Vault::new());
 }
 
@@ -266,9 +400,9 @@ thread_local! {
 ///
 /// let rules = response_rules(Config::new())?;
 /// let mut vault = Vault::new();
-/// vault.placeholder("SSN", "900-12-3456");
+/// vault.placeholder("US_SSN", "900-12-3456");
 /// let mut r = rules.replacer();
-/// let mut out = with_vault(&mut vault, || r.feed("SSN [SS"))?;
+/// let mut out = with_vault(&mut vault, || r.feed("SSN [US_SS"))?;
 /// out += &with_vault(&mut vault, || r.feed("N_1]."))?;
 /// out += &with_vault(&mut vault, || r.flush())?;
 /// assert_eq!(out, "SSN 900-12-3456.");
@@ -293,28 +427,43 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn masks_every_string_but_structure() {
-        let detectors = Detectors::new();
+    fn masks_every_string_key_and_number_but_structure() {
+        let detectors = Detectors::new().unwrap();
         let mut vault = Vault::new();
         let mut body = json!({
             "model": "ann@example.com",
             "messages": [{"role": "user", "content": "mail ann@example.com, SSN 914-27-6083"}],
             "session_note": "card 4111-1111-1111-1111 and ann%40example.com",
             "tools": [{"type": "function", "function": {"name": "f", "description": "call 212-555-0100"}}],
+            "dan@example.com": 4111111111111111u64,
+            "n": 1700000000000u64,
+            "host": "10.1.2.3",
+            "iban": "DE89 3704 0044 0532 0130 00",
         });
         detectors.mask_json(&mut body, &mut vault);
         assert_eq!(
             body,
             json!({
                 "model": "ann@example.com",
-                "messages": [{"role": "user", "content": "mail [EMAIL_1], SSN [SSN_1]"}],
+                "messages": [{"role": "user", "content": "mail [EMAIL_1], SSN [US_SSN_1]"}],
                 "session_note": "card [CARD_1] and [EMAIL_2]",
                 "tools": [{"type": "function", "function": {"name": "f", "description": "call [PHONE_1]"}}],
+                "[EMAIL_3]": "[CARD_2]",
+                "n": 1700000000000u64,
+                "host": "[IPV4_1]",
+                "iban": "[IBAN_1]",
             })
         );
-        assert_eq!(
-            vault.entries()[3],
-            ("[EMAIL_2]".to_owned(), "ann%40example.com".to_owned())
-        );
+    }
+
+    #[test]
+    fn typed_placeholders_get_their_own() {
+        let detectors = Detectors::new().unwrap();
+        let mut vault = Vault::new();
+        let mut body = json!({"content": "[EMAIL_1] is not ann@example.com"});
+        detectors.mask_json(&mut body, &mut vault);
+        assert_eq!(body, json!({"content": "[EMAIL_1] is not [EMAIL_2]"}));
+        assert_eq!(vault.value("[EMAIL_1]"), Some("[EMAIL_1]"));
+        assert_eq!(vault.value("[EMAIL_2]"), Some("ann@example.com"));
     }
 }

@@ -4,19 +4,31 @@
 //! server and keeps personal data away from the model while the application
 //! still sees its own values:
 //!
-//! * **Request.** Every string of a JSON request body (messages, system
-//!   prompts, tool descriptions, keys it has never heard of) is scanned by
-//!   the [`DETECTORS`]; each value found is replaced by a placeholder such
-//!   as `[EMAIL_1]`, kept in a per-request [`Vault`]. The upstream never sees
-//!   the values.
-//! * **Response.** For `/v1/chat/completions`, streamed (SSE) or not, every
-//!   string field of each choice's delta or message runs through
+//! * **Routing.** The path is percent-decoded and normalised before it is
+//!   routed: the model endpoints (`/v1/chat/completions`,
+//!   `/v1/completions`, `/v1/responses`, `/v1/messages`) are scanned, a
+//!   short pass-through list (`/v1/models`, `/v1/embeddings`) is forwarded
+//!   as it is, every other path is refused (403), and so is a path that
+//!   does not parse (400). The upstream's host and port are the
+//!   configured ones, whatever the path says.
+//! * **Request.** Every string, object key and number of a JSON request
+//!   body, and the query string, is scanned by the [`detectors`] (the
+//!   `pii` pack of `stream-replace`); each value found is replaced by a
+//!   placeholder such as `[EMAIL_1]`, kept in a per-request [`Vault`]. The
+//!   upstream never sees the values.
+//! * **Response.** Every string of a model endpoint's JSON or SSE body is
+//!   scanned, except the values of a fixed list of structural keys, by
 //!   [`response_rules`] (compiled once for all requests; each request's
 //!   [`Vault`] is lent to them with [`with_vault`]): the request's
-//!   placeholders are restored to their values, and any other value the detectors find (one the model made up
-//!   or was given elsewhere) is redacted, exactly, however the upstream
-//!   splits it across events. Each event goes out as soon as its text is
-//!   safe, so the time to the first event stays the upstream's.
+//!   placeholders are restored to their values, and any other value the
+//!   detectors find is redacted, exactly, however the upstream splits it
+//!   across events (one stream per JSON path with its indices). Token
+//!   `logprobs` are dropped. What the proxy cannot parse (unknown SSE
+//!   fields, data that is not JSON, a compressed body) ends the response
+//!   with an error: a 502 before the first byte, an error event after.
+//! * **Bounds.** Every resource has a limit and every wait a timeout (see
+//!   [`Config`]); an error accepting a connection does not stop the
+//!   server.
 //!
 //! # Example
 //!
@@ -37,6 +49,8 @@
 
 mod detect;
 mod proxy;
+mod route;
+mod scan;
 
-pub use crate::detect::{response_rules, with_vault, Detector, Vault, DETECTORS};
-pub use crate::proxy::{serve, Config};
+pub use crate::detect::{detectors, response_rules, with_vault, Vault};
+pub use crate::proxy::{serve, Config, LOGPROBS_HEADER};

@@ -1,59 +1,101 @@
-//! The HTTP side: accept, mask, forward, and rewrite the response.
+//! The HTTP side: accept, route, mask, forward, and rewrite the response.
 
 use std::convert::Infallible;
 use std::error::Error as StdError;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Body, Frame, Incoming};
-use hyper::header::{self, HeaderValue};
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use serde_json::{json, Value};
 use stream_replace::Rules;
-use stream_replace_sse::{Format, SseReplacer};
 use tokio::net::TcpListener;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Sleep;
 
 use crate::detect::{response_rules, with_vault, Detectors, Vault};
+use crate::route::{self, Route, DEFAULT_PASS_THROUGH};
+use crate::scan::{self, error_event, Flavor, Limits, ScanError, SseScan};
 
 type BoxError = Box<dyn StdError + Send + Sync>;
 type ProxyBody = BoxBody<Bytes, BoxError>;
 
-/// The largest request body the proxy reads.
-const MAX_REQUEST: usize = 8 << 20;
-/// The largest non-streaming response body the proxy reads.
-const MAX_RESPONSE: usize = 64 << 20;
+/// The header set on a response whose `logprobs` were dropped.
+pub const LOGPROBS_HEADER: &str = "x-stream-replace-logprobs";
 
-/// Where the proxy sends requests.
+/// Where the proxy sends requests, and its bounds.
 ///
-/// # Example
+/// Every limit and timeout has a default; change them on the value:
 ///
 /// ```
+/// use std::time::Duration;
 /// use stream_replace_proxy::Config;
 ///
-/// let config = Config::new("http://127.0.0.1:18799/v1")?;
+/// let mut config = Config::new("http://127.0.0.1:18799/v1")?;
+/// config.idle_timeout = Duration::from_secs(30);
+/// config.max_connections = 4096;
 /// assert_eq!(config.upstream_base(), "http://127.0.0.1:18799/v1");
+/// assert_eq!(config.max_in_flight, 1024);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Config {
     upstream_base: String,
-    max_held: usize,
+    upstream_authority: hyper::http::uri::Authority,
+    upstream_path: String,
+    /// Bytes one response may hold back across all its fields, with the
+    /// copy of the event that carries each field's rest (1 MiB). Past it
+    /// the response fails closed.
+    pub max_held: usize,
+    /// Field streams one response may have open at once (256).
+    pub max_fields: usize,
+    /// Bytes of one upstream SSE event (1 MiB).
+    pub max_event: usize,
+    /// Bytes of a request body (8 MiB); past it, 413.
+    pub max_request_body: usize,
+    /// Bytes of a whole (non-streamed) upstream response (16 MiB); past it, 502.
+    pub max_response_body: usize,
+    /// Distinct values one request may mask (10,000); past it, 413.
+    pub max_values: usize,
+    /// Time for a client to send a request's headers (10 s).
+    pub header_read_timeout: Duration,
+    /// Time to connect to the upstream (5 s).
+    pub connect_timeout: Duration,
+    /// Time from sending a request upstream to its response headers, and
+    /// to the first event of a stream (120 s).
+    pub first_byte_timeout: Duration,
+    /// Longest silence inside a request or response body (60 s).
+    pub idle_timeout: Duration,
+    /// Client connections open at once (1024); past it the proxy stops
+    /// accepting until one closes.
+    pub max_connections: usize,
+    /// Requests being handled at once, streams included (1024); past it, 503.
+    pub max_in_flight: usize,
+    /// Paths whose responses are passed back unscanned (`/v1/models`,
+    /// `/v1/models/*`, `/v1/embeddings`); `*` is one path segment.
+    pub pass_through: Vec<String>,
 }
 
 impl Config {
     /// A proxy in front of `upstream_base`, an OpenAI-compatible `/v1`
-    /// base URL (`http://` only: the proxy speaks plain HTTP/1.1).
+    /// base URL (`http://` only: the proxy speaks plain HTTP/1.1), with
+    /// the default limits.
     ///
     /// # Errors
     ///
-    /// When `upstream_base` is not an `http://` URL.
+    /// When `upstream_base` is not an `http://` URL with a host, or has a
+    /// query.
     ///
     /// # Example
     ///
@@ -61,26 +103,49 @@ impl Config {
     /// use stream_replace_proxy::Config;
     ///
     /// assert!(Config::new("http://localhost:8000/v1/").is_ok());
+    /// assert!(Config::new("http://localhost:8000").is_ok());
     /// assert!(Config::new("localhost:8000").is_err());
     /// ```
     pub fn new(upstream_base: &str) -> Result<Config, String> {
         let base = upstream_base.trim_end_matches('/');
-        let ok = base
-            .strip_prefix("http://")
-            .is_some_and(|rest| !rest.is_empty())
-            && base.parse::<hyper::Uri>().is_ok();
-        if !ok {
-            return Err(format!(
+        let err = || {
+            format!(
                 "UPSTREAM_BASE_URL must be an http:// URL such as http://127.0.0.1:18799/v1, not {upstream_base:?}"
-            ));
+            )
+        };
+        if !base.starts_with("http://") {
+            return Err(err());
         }
+        let uri: Uri = base.parse().map_err(|_| err())?;
+        let authority = uri.authority().cloned().ok_or_else(err)?;
+        if authority.as_str().contains('@') || uri.query().is_some() {
+            return Err(err());
+        }
+        let path = uri.path().trim_end_matches('/').to_owned();
         Ok(Config {
             upstream_base: base.to_owned(),
-            max_held: stream_replace::Config::new().get_max_held(),
+            upstream_authority: authority,
+            upstream_path: path,
+            max_held: 1 << 20,
+            max_fields: 256,
+            max_event: 1 << 20,
+            max_request_body: 8 << 20,
+            max_response_body: 16 << 20,
+            max_values: 10_000,
+            header_read_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(5),
+            first_byte_timeout: Duration::from_secs(120),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+            max_in_flight: 1024,
+            pass_through: DEFAULT_PASS_THROUGH
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
         })
     }
 
-    /// The upstream `/v1` base URL, without a trailing `/`.
+    /// The upstream base URL, without a trailing `/`.
     ///
     /// # Example
     ///
@@ -94,9 +159,7 @@ impl Config {
         &self.upstream_base
     }
 
-    /// The most bytes one response field may hold back (1 MiB by
-    /// default). Past it the response fails closed: an SSE stream ends
-    /// with an error event and no `[DONE]`, the held text is never sent.
+    /// Sets [`max_held`](Config::max_held).
     ///
     /// # Example
     ///
@@ -125,6 +188,14 @@ impl Config {
     pub fn get_max_held(&self) -> usize {
         self.max_held
     }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_held: self.max_held,
+            max_streams: self.max_fields,
+            max_event: self.max_event,
+        }
+    }
 }
 
 struct Shared {
@@ -132,22 +203,30 @@ struct Shared {
     detectors: Detectors,
     rules: Rules,
     client: Client<HttpConnector, Full<Bytes>>,
+    in_flight: Arc<Semaphore>,
 }
 
 /// Serves the proxy on `listener` until the task is dropped.
 ///
-/// Every path under `/v1/` is forwarded to the same path under the upstream
-/// base (a URL in which a detector finds a value is refused with 400). A JSON request body has every string masked (see
-/// [`DETECTORS`](crate::DETECTORS)) but the values of `model`, `name`,
-/// `role`, `type`, `id` and `tool_call_id`. For `/v1/chat/completions`, the
-/// response (SSE or JSON) gets each placeholder back as its value and every
-/// other detected value redacted, in every string field of each choice's
-/// delta or message, exactly across any split.
+/// Routes on the decoded, normalised path: the model endpoints
+/// (`/v1/chat/completions`, `/v1/completions`, `/v1/responses`,
+/// `/v1/responses/{id}`, `/v1/messages`) are scanned, the
+/// [`pass_through`](Config::pass_through) paths are forwarded as they are,
+/// every other path gets a 403 and one that does not parse a 400. A JSON
+/// request body has every string, object key and number masked but the
+/// values of `model`, `role`, `type`, `id` and `tool_call_id`, and so has
+/// the query string. A scanned response (SSE or JSON, any status) has
+/// every string but those of structural keys scanned: placeholders this
+/// request issued are restored, every other detected value redacted,
+/// exactly across any split; what cannot be parsed is refused.
+///
+/// An error accepting a connection (such as running out of file
+/// descriptors) is logged and retried with a growing pause; it does not
+/// end `serve`.
 ///
 /// # Errors
 ///
-/// When accepting a connection fails, or the response rules cannot be
-/// compiled (not for the built-in detectors).
+/// When the rules cannot be compiled (not for the built-in detectors).
 ///
 /// # Example
 ///
@@ -163,22 +242,59 @@ struct Shared {
 pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()> {
     let rules = response_rules(stream_replace::Config::new().max_held(config.max_held))
         .map_err(std::io::Error::other)?;
+    let detectors = Detectors::new().map_err(std::io::Error::other)?;
+    let mut connector = HttpConnector::new();
+    connector.set_connect_timeout(Some(config.connect_timeout));
+    connector.set_nodelay(true);
+    let client = Client::builder(TokioExecutor::new())
+        .pool_timer(TokioTimer::new())
+        .pool_idle_timeout(Duration::from_secs(30))
+        .build(connector);
+    let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let shared = Arc::new(Shared {
+        in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
         config,
-        detectors: Detectors::new(),
+        detectors,
         rules,
-        client: Client::builder(TokioExecutor::new()).build_http(),
+        client,
     });
+    let mut pause = Duration::from_millis(5);
     loop {
-        let (stream, _) = listener.accept().await?;
+        let permit = Arc::clone(&connections)
+            .acquire_owned()
+            .await
+            .map_err(std::io::Error::other)?;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => {
+                pause = Duration::from_millis(5);
+                stream
+            }
+            Err(e) => {
+                // Out of descriptors or memory, or a connection that died
+                // in the backlog: wait and go on serving.
+                if !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionAborted | std::io::ErrorKind::ConnectionReset
+                ) {
+                    eprintln!("stream-replace-proxy: accept failed ({e}); retrying in {pause:?}");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
+                continue;
+            }
+        };
         let _ = stream.set_nodelay(true);
         let shared = Arc::clone(&shared);
         tokio::spawn(async move {
+            let _permit = permit;
+            let header_timeout = shared.config.header_read_timeout;
             let service = hyper::service::service_fn(move |req| {
                 let shared = Arc::clone(&shared);
                 async move { Ok::<_, Infallible>(handle(&shared, req).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
@@ -186,7 +302,13 @@ pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()>
 }
 
 async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<ProxyBody> {
-    match forward(shared, req).await {
+    let Ok(permit) = Arc::clone(&shared.in_flight).try_acquire_owned() else {
+        return error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the proxy is handling as many requests as it may; retry later",
+        );
+    };
+    match forward(shared, req, permit).await {
         Ok(response) => response,
         Err((status, message)) => error_response(status, &message),
     }
@@ -208,8 +330,7 @@ fn full(body: impl Into<Bytes>) -> ProxyBody {
 }
 
 // The request headers passed upstream: the ones that say who the caller
-// is and what it sends, not hop-by-hop or encoding ones (a compressed
-// response could not be scanned).
+// is and what it sends, not hop-by-hop or encoding ones.
 const FORWARDED_HEADERS: &[&str] = &[
     "authorization",
     "content-type",
@@ -218,172 +339,343 @@ const FORWARDED_HEADERS: &[&str] = &[
     "x-api-key",
     "openai-organization",
     "openai-project",
+    "openai-beta",
     "anthropic-version",
+    "anthropic-beta",
 ];
+
+// The response headers not passed back: hop-by-hop ones and those the
+// rewrite makes wrong.
+const DROPPED_RESPONSE_HEADERS: &[&str] = &[
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "upgrade",
+];
+
+type Refusal = (StatusCode, String);
+
+fn refuse<T>(status: StatusCode, message: &str) -> Result<T, Refusal> {
+    Err((status, message.to_owned()))
+}
+
+// Whether the request asks for token log-probabilities.
+fn asks_logprobs(body: &Value) -> bool {
+    let truthy = |v: Option<&Value>| {
+        v.is_some_and(|v| !(v.is_null() || v == &Value::Bool(false) || v == &json!(0)))
+    };
+    truthy(body.get("logprobs"))
+        || truthy(body.get("top_logprobs"))
+        || body
+            .get("include")
+            .and_then(Value::as_array)
+            .is_some_and(|a| {
+                a.iter()
+                    .any(|v| v.as_str().is_some_and(|s| s.contains("logprobs")))
+            })
+}
+
+// The query string with every name and value masked.
+fn mask_query(shared: &Shared, query: &str, vault: &mut Vault) -> Result<String, Refusal> {
+    let mut out = Vec::new();
+    for pair in query.split('&') {
+        let (name, value) = match pair.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (pair, None),
+        };
+        let decode = |s: &str| {
+            route::percent_decode(s, true).ok_or((
+                StatusCode::BAD_REQUEST,
+                "the query string does not parse".to_owned(),
+            ))
+        };
+        let name = decode(name)?;
+        let name = with_vault(vault, || shared.detectors.mask_lent(&name));
+        let mut part = route::percent_encode(&name);
+        if let Some(v) = value {
+            let v = decode(v)?;
+            let v = with_vault(vault, || shared.detectors.mask_lent(&v));
+            part.push('=');
+            part.push_str(&route::percent_encode(&v));
+        }
+        out.push(part);
+    }
+    Ok(out.join("&"))
+}
 
 async fn forward(
     shared: &Shared,
     req: Request<Incoming>,
-) -> Result<Response<ProxyBody>, (StatusCode, String)> {
+    permit: OwnedSemaphorePermit,
+) -> Result<Response<ProxyBody>, Refusal> {
+    let config = &shared.config;
     let (parts, body) = req.into_parts();
-    let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let Some(rest) = path_and_query.strip_prefix("/v1") else {
-        return Err((
-            StatusCode::NOT_FOUND,
-            "only /v1/ paths are proxied".to_owned(),
-        ));
+    let Ok(segments) = route::normalise(parts.uri.path()) else {
+        return refuse(StatusCode::BAD_REQUEST, "the request path does not parse");
     };
-    // A URL cannot carry a placeholder, so one that carries a value is
-    // refused rather than sent.
-    if shared.detectors.finds(rest) {
-        return Err((
+    let Some(route) = route::route(&segments, &config.pass_through) else {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "this path is not proxied: only the model endpoints and the pass-through list are",
+        );
+    };
+    // A path segment cannot carry a placeholder, so one that carries a
+    // value is refused rather than sent.
+    if segments.iter().any(|s| shared.detectors.finds(s)) {
+        return refuse(
             StatusCode::BAD_REQUEST,
-            "the URL carries personal data; send it in the body".to_owned(),
-        ));
+            "the URL path carries personal data; send it in the body",
+        );
     }
-    let is_chat = parts.method == Method::POST
-        && parts.uri.path().trim_end_matches('/') == "/v1/chat/completions";
-    let body = Limited::new(body, MAX_REQUEST)
-        .collect()
-        .await
-        .map_err(|e| {
-            (
+    if parts
+        .headers
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|v| v.as_bytes() != b"identity")
+    {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "a compressed request body cannot be checked; send it uncompressed",
+        );
+    }
+    let body = match tokio::time::timeout(
+        config.idle_timeout,
+        Limited::new(body, config.max_request_body).collect(),
+    )
+    .await
+    {
+        Err(_) => return refuse(StatusCode::REQUEST_TIMEOUT, "the request body was too slow"),
+        Ok(Err(_)) => {
+            return refuse(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                format!("cannot read the request body: {e}"),
+                "the request body is larger than the proxy's limit, or broke off",
             )
-        })?
-        .to_bytes();
+        }
+        Ok(Ok(body)) => body.to_bytes(),
+    };
 
-    let mut vault = Vault::new();
+    let mut vault = Vault::with_limit(config.max_values);
+    let mut logprobs = false;
     let body = if body.is_empty() {
         body
     } else {
-        match serde_json::from_slice::<Value>(&body) {
-            Ok(mut value) => {
-                shared.detectors.mask_json(&mut value, &mut vault);
-                Bytes::from(value.to_string())
-            }
+        let Ok(mut value) = serde_json::from_slice::<Value>(&body) else {
             // A body that is not JSON cannot be masked, so it is not sent.
-            Err(_) => {
-                return Err((
-                    StatusCode::BAD_REQUEST,
-                    "the request body is not JSON, so it cannot be checked".to_owned(),
-                ))
-            }
-        }
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "the request body is not JSON, so it cannot be checked",
+            );
+        };
+        logprobs = asks_logprobs(&value);
+        shared.detectors.mask_json(&mut value, &mut vault);
+        Bytes::from(value.to_string())
     };
+    let query = match parts.uri.query() {
+        Some(q) if !q.is_empty() => Some(mask_query(shared, q, &mut vault)?),
+        _ => None,
+    };
+    if vault.overflowed() {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the request carries more personal values than the proxy's limit",
+        );
+    }
 
-    let uri = format!("{}{rest}", shared.config.upstream_base);
-    let mut upstream_req = Request::builder().method(parts.method.clone()).uri(&uri);
+    // The upstream URL: its scheme and authority are the configured ones,
+    // whatever the request path says.
+    let mut path = config.upstream_path.clone();
+    for seg in &segments[1..] {
+        path.push('/');
+        path.push_str(&route::percent_encode(seg));
+    }
+    if let Some(q) = &query {
+        path.push('?');
+        path.push_str(q);
+    }
+    let Ok(uri) = Uri::builder()
+        .scheme("http")
+        .authority(config.upstream_authority.clone())
+        .path_and_query(path)
+        .build()
+    else {
+        return refuse(StatusCode::BAD_REQUEST, "the request path does not parse");
+    };
+    let mut upstream_req = Request::builder().method(parts.method.clone()).uri(uri);
     for name in FORWARDED_HEADERS {
         for value in parts.headers.get_all(*name) {
             upstream_req = upstream_req.header(*name, value);
         }
     }
-    let upstream_req = upstream_req
+    let Ok(upstream_req) = upstream_req
         .header(header::ACCEPT_ENCODING, "identity")
         .body(Full::new(body))
-        .map_err(|e| {
-            (
-                StatusCode::BAD_GATEWAY,
-                format!("bad upstream request: {e}"),
+    else {
+        return refuse(StatusCode::BAD_REQUEST, "the request cannot be forwarded");
+    };
+    let upstream = match tokio::time::timeout(
+        config.first_byte_timeout,
+        shared.client.request(upstream_req),
+    )
+    .await
+    {
+        Err(_) => {
+            return refuse(
+                StatusCode::GATEWAY_TIMEOUT,
+                "the upstream did not answer in time",
             )
-        })?;
-    let upstream = shared.client.request(upstream_req).await.map_err(|e| {
-        (
-            StatusCode::BAD_GATEWAY,
-            format!("upstream unreachable: {e}"),
-        )
-    })?;
+        }
+        Ok(Err(_)) => return refuse(StatusCode::BAD_GATEWAY, "the upstream is unreachable"),
+        Ok(Ok(response)) => response,
+    };
 
     let (mut parts, body) = upstream.into_parts();
-    for name in [
-        header::CONTENT_LENGTH,
-        header::TRANSFER_ENCODING,
-        header::CONNECTION,
-    ] {
-        parts.headers.remove(name);
+    for name in DROPPED_RESPONSE_HEADERS {
+        parts.headers.remove(*name);
     }
-    let is_sse = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.to_ascii_lowercase().starts_with("text/event-stream"));
-    if !is_chat || !parts.status.is_success() {
+    let Route::Scan(flavor) = route else {
         return Ok(Response::from_parts(
             parts,
             body.map_err(BoxError::from).boxed(),
         ));
-    }
-    let rules = &shared.rules;
-    if is_sse {
-        let body = SseBody {
-            upstream: body,
-            sse: SseReplacer::new(rules, Format::OpenAiChat),
-            vault,
-            done: false,
-        };
-        return Ok(Response::from_parts(parts, body.boxed()));
-    }
-    let bytes = Limited::new(body, MAX_RESPONSE)
-        .collect()
-        .await
-        .map_err(|e| {
-            (
+    };
+    match parts.headers.remove(header::CONTENT_ENCODING) {
+        None => {}
+        Some(v) if v.as_bytes().eq_ignore_ascii_case(b"identity") => {}
+        Some(_) => {
+            return refuse(
                 StatusCode::BAD_GATEWAY,
-                format!("cannot read the upstream response: {e}"),
+                "the upstream sent a compressed response, which the proxy cannot check",
             )
-        })?
-        .to_bytes();
-    let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) else {
+        }
+    }
+    if logprobs {
+        parts
+            .headers
+            .insert(LOGPROBS_HEADER, HeaderValue::from_static("dropped"));
+    }
+    let is_sse = content_type_is(&parts.headers, "text/event-stream");
+    if is_sse {
+        return stream_response(shared, parts, body, vault, flavor, permit).await;
+    }
+    let status = parts.status;
+    let bytes = match tokio::time::timeout(
+        config.idle_timeout,
+        Limited::new(body, config.max_response_body).collect(),
+    )
+    .await
+    {
+        Err(_) => return refuse(StatusCode::GATEWAY_TIMEOUT, "the upstream response stalled"),
+        Ok(Err(_)) => {
+            return refuse(
+                StatusCode::BAD_GATEWAY,
+                "the upstream response is larger than the proxy's limit, or broke off",
+            )
+        }
+        Ok(Ok(b)) => b.to_bytes(),
+    };
+    let text = std::str::from_utf8(&bytes).ok();
+    let Some(mut value) = text.and_then(|t| scan::parse_json(t).ok()) else {
+        let status = if status.is_success() {
+            StatusCode::BAD_GATEWAY
+        } else {
+            status
+        };
         return Err((
-            StatusCode::BAD_GATEWAY,
-            "the upstream response is neither SSE nor JSON, so it cannot be checked".to_owned(),
+            status,
+            format!(
+                "the upstream answered {} with a body that is neither SSE nor JSON, so it is not forwarded",
+                parts.status.as_u16()
+            ),
         ));
     };
-    with_vault(&mut vault, || rewrite_completion(rules, &mut value));
+    if scan::scan_json(&shared.rules, &mut vault, &mut value) {
+        parts
+            .headers
+            .insert(LOGPROBS_HEADER, HeaderValue::from_static("dropped"));
+    }
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     Ok(Response::from_parts(parts, full(value.to_string())))
 }
 
-// A whole chat completion: every string of each choice's message (and the
-// legacy `text`) but `role`.
-fn rewrite_completion(rules: &Rules, value: &mut Value) {
-    fn walk(rules: &Rules, v: &mut Value) {
-        match v {
-            Value::String(s) => *s = rules.replace_all(s),
-            Value::Array(items) => items.iter_mut().for_each(|v| walk(rules, v)),
-            Value::Object(map) => {
-                for (k, v) in map.iter_mut() {
-                    if !(matches!(k.as_str(), "role" | "type" | "id" | "name") && v.is_string()) {
-                        walk(rules, v);
-                    }
-                }
+fn content_type_is(headers: &HeaderMap, ty: &str) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.trim_start().to_ascii_lowercase().starts_with(ty))
+}
+
+// Reads the stream up to its first safe bytes before answering, so that a
+// body the proxy cannot parse is a 502, not a broken stream.
+async fn stream_response(
+    shared: &Shared,
+    parts: hyper::http::response::Parts,
+    mut body: Incoming,
+    vault: Vault,
+    flavor: Flavor,
+    permit: OwnedSemaphorePermit,
+) -> Result<Response<ProxyBody>, Refusal> {
+    let config = &shared.config;
+    let mut scan = SseScan::new(&shared.rules, vault, config.limits());
+    let mut out = Vec::new();
+    let mut ended = false;
+    while out.is_empty() && !ended {
+        let result = match tokio::time::timeout(config.first_byte_timeout, body.frame()).await {
+            Err(_) => Err(ScanError::Upstream("no event in time".to_owned())),
+            Ok(None) => {
+                ended = true;
+                scan.finish(&mut out)
             }
-            _ => {}
+            Ok(Some(Err(e))) => Err(scan.fail(ScanError::Upstream(e.to_string()))),
+            Ok(Some(Ok(frame))) => match frame.into_data() {
+                Ok(data) => scan.feed(&data, &mut out),
+                Err(_) => Ok(()),
+            },
+        };
+        if let Err(e) = result {
+            if out.is_empty() {
+                return Err((StatusCode::BAD_GATEWAY, e.to_string()));
+            }
+            out.extend_from_slice(&error_event(flavor, &e));
+            ended = true;
         }
     }
-    let Some(choices) = value.get_mut("choices").and_then(Value::as_array_mut) else {
-        return;
+    let body = ScannedBody {
+        upstream: body,
+        scan,
+        flavor,
+        idle: config.idle_timeout,
+        sleep: Box::pin(tokio::time::sleep(config.idle_timeout)),
+        first: Some(Bytes::from(out)),
+        done: ended,
+        _permit: permit,
     };
-    for choice in choices {
-        for key in ["message", "text", "delta"] {
-            if let Some(v) = choice.get_mut(key) {
-                walk(rules, v);
-            }
-        }
-    }
+    Ok(Response::from_parts(parts, body.boxed()))
 }
 
 /// An upstream SSE body rewritten event by event as it arrives.
-struct SseBody {
-    upstream: Incoming,
-    sse: SseReplacer,
-    // The request's placeholders, lent to the rules for each feed.
-    vault: Vault,
+struct ScannedBody<B> {
+    upstream: B,
+    scan: SseScan,
+    flavor: Flavor,
+    idle: Duration,
+    sleep: Pin<Box<Sleep>>,
+    first: Option<Bytes>,
     done: bool,
+    // Held while the response streams: it counts as in flight.
+    _permit: OwnedSemaphorePermit,
 }
 
-impl Body for SseBody {
+impl<B> Body for ScannedBody<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
     type Data = Bytes;
     type Error = BoxError;
 
@@ -392,32 +684,44 @@ impl Body for SseBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
+        if let Some(first) = this.first.take() {
+            if !first.is_empty() {
+                return Poll::Ready(Some(Ok(Frame::data(first))));
+            }
+        }
         loop {
             if this.done {
                 return Poll::Ready(None);
             }
             let mut out = Vec::new();
-            match Pin::new(&mut this.upstream).poll_frame(cx) {
-                Poll::Pending => return Poll::Pending,
+            let result = match Pin::new(&mut this.upstream).poll_frame(cx) {
+                Poll::Pending => {
+                    if this.sleep.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    Err(this
+                        .scan
+                        .fail(ScanError::Upstream("the upstream went silent".to_owned())))
+                }
                 Poll::Ready(Some(Ok(frame))) => {
-                    let Ok(data) = frame.into_data() else {
-                        continue;
-                    };
-                    // On failure `out` ends with an error event; nothing after it.
-                    let sse = &mut this.sse;
-                    if with_vault(&mut this.vault, || sse.feed(&data, &mut out)).is_err() {
-                        this.done = true;
+                    let deadline = tokio::time::Instant::now() + this.idle;
+                    this.sleep.as_mut().reset(deadline);
+                    match frame.into_data() {
+                        Ok(data) => this.scan.feed(&data, &mut out),
+                        Err(_) => Ok(()),
                     }
                 }
                 Poll::Ready(Some(Err(e))) => {
-                    this.done = true;
-                    return Poll::Ready(Some(Err(e.into())));
+                    Err(this.scan.fail(ScanError::Upstream(e.to_string())))
                 }
                 Poll::Ready(None) => {
                     this.done = true;
-                    let sse = &mut this.sse;
-                    let _ = with_vault(&mut this.vault, || sse.finish(&mut out));
+                    this.scan.finish(&mut out)
                 }
+            };
+            if let Err(e) = result {
+                this.done = true;
+                out.extend_from_slice(&error_event(this.flavor, &e));
             }
             if !out.is_empty() {
                 return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));

@@ -189,7 +189,10 @@ async fn streamed_echo_is_restored_and_injected_values_redacted() {
     assert_upstream_saw_no_value(&seen.lock().unwrap());
     let (content, record, events) = joined_fields(&sse);
     assert_eq!(content, format!("You sent: {}   ", prompt()));
-    assert_eq!(record, "[EMAIL_REDACTED] [SSN_REDACTED] [PHONE_REDACTED] ");
+    assert_eq!(
+        record,
+        "[EMAIL_REDACTED] [US_SSN_REDACTED] [PHONE_REDACTED] "
+    );
     for value in INJECTED {
         // No run of 4 characters of an injected value reaches the client.
         let chars: Vec<char> = value.chars().collect();
@@ -237,7 +240,7 @@ async fn whole_json_response_is_restored_and_redacted() {
         message["content"],
         format!("{} / [EMAIL_REDACTED]", prompt())
     );
-    assert_eq!(message["note"], "[SSN_REDACTED]");
+    assert_eq!(message["note"], "[US_SSN_REDACTED]");
     assert_eq!(message["role"], "assistant");
     assert_eq!(v["id"], "c1");
 }
@@ -343,17 +346,4 @@ async fn held_limit_ends_the_stream_with_an_error_event() {
     let error: Value = serde_json::from_str(last.strip_prefix("data: ").unwrap()).unwrap();
     assert_eq!(error["error"]["code"], "held_limit");
     assert!(sse.contains(r#""content":"ok ""#));
-}
-
-#[tokio::test]
-async fn a_url_with_a_value_is_refused() {
-    let (base, seen) = upstream(Arc::new(echo_and_inject)).await;
-    let url = proxy(&base).await;
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let req = Request::post(format!("{url}/chat/completions?user={ANN}"))
-        .body(Full::new(Bytes::from(request(true).to_string())))
-        .unwrap();
-    let response = client.request(req).await.unwrap();
-    assert_eq!(response.status().as_u16(), 400);
-    assert!(seen.lock().unwrap().is_empty());
 }

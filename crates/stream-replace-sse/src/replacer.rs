@@ -202,7 +202,9 @@ struct FieldStream {
 ///
 /// * An event with none of the fields passes through unchanged (re-written
 ///   with `\n` line ends). An event with a field is re-serialised from its
-///   parsed JSON: keys keep their order and values their meaning, but
+///   parsed JSON: keys keep their order and values their meaning, numbers
+///   their exact value (an integer past `u64` stays as written; an
+///   exponent is written `e+`/`e-`: `1.5e3` becomes `1.5e+3`), but
 ///   insignificant whitespace and escapes are normalised, and a duplicated
 ///   key keeps only the value that was checked (the last).
 /// * When a fragment's safe text is empty, the event still goes out with an

@@ -305,9 +305,40 @@ impl Event {
         out
     }
 
-    // The bytes of its lines, one line end each, as `Parser::pending`
-    // counts them: what `Options::max_event` bounds.
-    pub(crate) fn byte_len(&self) -> usize {
+    /// Every field of the event as (name, value), in order; comments are
+    /// not fields and are left out.
+    ///
+    /// A reader that refuses what it does not know checks the names here:
+    /// ` data` (with a leading space) is a field of its own, not `data`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_sse::Parser;
+    ///
+    /// let mut events = Vec::new();
+    /// Parser::new().feed(b": ping\nevent: x\n data: {}\n\n", &mut events);
+    /// let fields: Vec<(&str, &str)> = events[0].fields().collect();
+    /// assert_eq!(fields, [("event", "x"), (" data", "{}")]);
+    /// ```
+    pub fn fields(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.lines.iter().filter_map(|l| match l {
+            Line::Field { name, value } => Some((name.as_str(), value.as_str())),
+            Line::Comment(_) => None,
+        })
+    }
+
+    /// The size of the event's lines, one line end each (without the
+    /// blank line that ends it): what [`Options::max_event`](crate::Options::max_event) bounds.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_sse::Event;
+    ///
+    /// assert_eq!(Event::from_data("{}").byte_len(), "data: {}\n".len());
+    /// ```
+    pub fn byte_len(&self) -> usize {
         self.lines
             .iter()
             .map(|l| match l {

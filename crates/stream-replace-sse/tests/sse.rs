@@ -590,10 +590,11 @@ fn line_endings_comments_and_fields() {
                data: {\"t\": \"ample.org\", \"n\": 1.5e3}\n\n";
     let out = whole(&rules, format.clone(), lf.as_bytes());
     // "ample.org" could still go on, so its event is sent empty and the
-    // rest comes out at the end, in a copy of it.
+    // rest comes out at the end, in a copy of it. The number keeps its
+    // exact value, written with an explicit exponent sign.
     let want = ": hello\n\nid: 1\nevent: m\nretry: 500\ndata: {\"t\":\"mail \"}\n\n\
-                data: {\"t\":\"\",\"n\":1500.0}\n\n\
-                data: {\"t\":\"[EMAIL]\",\"n\":1500.0}\n\n";
+                data: {\"t\":\"\",\"n\":1.5e+3}\n\n\
+                data: {\"t\":\"[EMAIL]\",\"n\":1.5e+3}\n\n";
     assert_eq!(String::from_utf8(out.clone()).unwrap(), want);
     for ending in ["\r\n", "\r"] {
         let other = lf.replace('\n', ending);
@@ -994,4 +995,16 @@ fn an_event_over_the_size_limit_fails_closed() {
     let (out, err) = run(&rules, Format::OpenAiChat, options, &[big.as_bytes()]);
     assert!(err.is_some());
     assert!(!String::from_utf8(out).unwrap().contains("xxxx"));
+}
+
+#[test]
+fn numbers_keep_their_exact_value() {
+    let rules = rules();
+    let upstream = "data: {\"t\":\"hi \",\"seed\":123456789012345678901234567890,\"p\":0.1000000000000000055511151231257827}\n\n";
+    let out = whole(
+        &rules,
+        Format::pointers(["/t"]).unwrap(),
+        upstream.as_bytes(),
+    );
+    assert_eq!(String::from_utf8(out).unwrap(), upstream);
 }
