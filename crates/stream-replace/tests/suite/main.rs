@@ -17,6 +17,9 @@
 //!   adapters over sources that are not `Unpin`.
 //! * `pack` (feature `pii`): every rule of the PII and secrets pack on
 //!   positive and negative examples, against an oracle and through splits.
+//! * `secrets` (feature `pii`): the secrets pack with the PII pack, every
+//!   rule on positive and negative examples against an oracle and through
+//!   splits, and recall on generated samples of every documented format.
 //! * `repeats`: bounded repetitions (a live candidate per start), mixed
 //!   with other rules, against the oracle and the hold-back property, with
 //!   each fast path on and off.
@@ -44,4 +47,6 @@ mod oracle;
 mod pack;
 mod repeats;
 mod run;
+#[cfg(feature = "pii")]
+mod secrets;
 mod sharing;

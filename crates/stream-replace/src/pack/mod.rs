@@ -96,8 +96,12 @@ use std::fmt;
 
 use crate::guard::Rule;
 use crate::rules::{Pattern, RulesBuilder};
-use crate::validate;
 use crate::Replacement;
+
+mod credentials;
+mod optional;
+mod pii;
+mod secrets;
 
 /// What a guardrail does with a rule's match.
 ///
@@ -154,7 +158,9 @@ pub struct PackRule {
     pub id: &'static str,
     /// The regex, in the `regex` crate's syntax.
     pub pattern: &'static str,
-    /// The text that replaces a match, such as `[EMAIL]`.
+    /// The text that replaces a match, such as `[EMAIL]`; for a rule with a
+    /// [`template`](PackRule::template), the text that replaces the part of
+    /// the match that is masked.
     pub mask: &'static str,
     /// Mask or block.
     pub action: PackAction,
@@ -164,6 +170,10 @@ pub struct PackRule {
     pub what: &'static str,
     /// What it misses or wrongly catches, in a sentence or two.
     pub misses: &'static str,
+    /// A replacement template used instead of the bare mask, for rules that
+    /// keep part of their match: `${label}[SECRET]` keeps the label of
+    /// `password=hunter2` and masks the value. It contains the mask.
+    pub template: Option<&'static str>,
 }
 
 impl PackRule {
@@ -195,7 +205,10 @@ impl PackRule {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn replacement(&self) -> Replacement {
-        Replacement::literal(self.mask)
+        match self.template {
+            Some(t) => Replacement::template(t),
+            None => Replacement::literal(self.mask),
+        }
     }
 
     /// The rule as a [`Rule`]: its pattern, mask, id, action and validator.
@@ -250,6 +263,7 @@ impl fmt::Debug for PackRule {
             .field("mask", &self.mask)
             .field("action", &self.action)
             .field("validator", &self.validator.map(|_| ".."))
+            .field("template", &self.template)
             .finish_non_exhaustive()
     }
 }
@@ -319,6 +333,29 @@ impl Pack {
     /// ```
     pub fn with(mut self, rule: PackRule) -> Pack {
         self.rules.push(rule);
+        self
+    }
+
+    /// The pack with the rules of `other` added last, in their order, except
+    /// those whose id is already in the pack: `pii().and(secrets())` has
+    /// each shared rule once, where `pii()` puts it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::pack;
+    ///
+    /// let both = pack::pii().and(pack::secrets());
+    /// assert_eq!(both.rules()[0].id, "private_key");
+    /// assert_eq!(both.rules().iter().filter(|r| r.id == "jwt").count(), 1);
+    /// assert!(both.get("url_password").is_some() && both.get("email").is_some());
+    /// ```
+    pub fn and(mut self, other: Pack) -> Pack {
+        for rule in other.rules {
+            if self.get(rule.id).is_none() {
+                self.rules.push(rule);
+            }
+        }
         self
     }
 
@@ -408,6 +445,7 @@ impl<'a> IntoIterator for &'a Pack {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn pii() -> Pack {
+    use pii::*;
     Pack {
         rules: vec![
             PRIVATE_KEY,
@@ -449,296 +487,191 @@ pub fn pii() -> Pack {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn think() -> PackRule {
-    THINK
+    pii::THINK
 }
 
-/// The pattern of an IPv4 address, for `concat!`.
-macro_rules! ipv4 {
-    () => {
-        r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+/// The secrets pack: credentials by label and vendor keys and tokens, in
+/// the order of the [table](self#the-secrets-pack). It shares its first
+/// rules (`private_key` and the vendor rules of [`pii()`]) with `pii`:
+/// combine the two with [`Pack::and`], which adds each id once.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{pack, Rules};
+///
+/// let mut builder = Rules::builder();
+/// pack::pii().and(pack::secrets()).add_to(&mut builder);
+/// let rules = builder.build()?;
+/// assert_eq!(
+///     rules.replace_all("DB_PASSWORD=hunter2hunter2\nurl: postgres://admin:S3cr3tPw@db.example.com/app"),
+///     "DB_PASSWORD=[SECRET]\nurl: postgres://admin:[PASSWORD]@db.example.com/app",
+/// );
+/// assert_eq!(
+///     rules.replace_all(r#"curl -H "Authorization: Bearer 7f3kQ9zLm2Xw8Rt5Yp1V" -d '{"password": "opensesame"}'"#),
+///     r#"curl -H "Authorization: Bearer [CREDENTIAL]" -d '{"password": "[SECRET]"}'"#,
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn secrets() -> Pack {
+    use credentials::*;
+    use pii::{
+        ANTHROPIC_KEY, AWS_ACCESS_KEY_ID, GITHUB_TOKEN, GOOGLE_API_KEY, JWT, OPENAI_KEY,
+        PRIVATE_KEY, SLACK_TOKEN, STRIPE_KEY,
     };
+    use secrets::*;
+    Pack {
+        rules: vec![
+            PRIVATE_KEY,
+            URL_PASSWORD,
+            AUTH_HEADER,
+            COOKIE_HEADER,
+            BEARER_TOKEN,
+            ANTHROPIC_KEY,
+            OPENROUTER_KEY,
+            OPENAI_KEY,
+            AWS_ACCESS_KEY_ID,
+            AWS_KEY_ID_OTHER,
+            GITHUB_TOKEN,
+            SLACK_TOKEN,
+            SLACK_APP_TOKEN,
+            SLACK_WEBHOOK,
+            GOOGLE_API_KEY,
+            GCP_OAUTH_SECRET,
+            GCP_ACCESS_TOKEN,
+            STRIPE_KEY,
+            STRIPE_WEBHOOK_SECRET,
+            AZURE_STORAGE_KEY,
+            DIGITALOCEAN_TOKEN,
+            ALIBABA_KEY_ID,
+            DATABRICKS_TOKEN,
+            VAULT_TOKEN,
+            TERRAFORM_TOKEN,
+            DOPPLER_TOKEN,
+            PULUMI_TOKEN,
+            GRAFANA_TOKEN,
+            NEW_RELIC_KEY,
+            SENTRY_TOKEN,
+            GITLAB_TOKEN,
+            GITLAB_TRIGGER_TOKEN,
+            BITBUCKET_APP_PASSWORD,
+            NPM_TOKEN,
+            PYPI_TOKEN,
+            RUBYGEMS_KEY,
+            NUGET_KEY,
+            DOCKER_TOKEN,
+            POSTMAN_KEY,
+            SHOPIFY_TOKEN,
+            LINEAR_KEY,
+            NOTION_TOKEN,
+            FIGMA_TOKEN,
+            AIRTABLE_TOKEN,
+            SQUARE_TOKEN,
+            BRAINTREE_TOKEN,
+            RAZORPAY_KEY,
+            FLUTTERWAVE_KEY,
+            PLAID_TOKEN,
+            DISCORD_WEBHOOK,
+            DISCORD_BOT_TOKEN,
+            TELEGRAM_BOT_TOKEN,
+            TWILIO_KEY,
+            SENDGRID_KEY,
+            MAILGUN_KEY,
+            MAILCHIMP_KEY,
+            HUGGINGFACE_TOKEN,
+            GROQ_KEY,
+            REPLICATE_TOKEN,
+            PERPLEXITY_KEY,
+            XAI_KEY,
+            LANGSMITH_KEY,
+            TAVILY_KEY,
+            PINECONE_KEY,
+            PLANETSCALE_TOKEN,
+            SUPABASE_KEY,
+            AGE_SECRET_KEY,
+            ONEPASSWORD_TOKEN,
+            MAPBOX_SECRET_TOKEN,
+            FACEBOOK_TOKEN,
+            SHIPPO_TOKEN,
+            EASYPOST_KEY,
+            DROPBOX_TOKEN,
+            JWT,
+            CREDENTIAL_ASSIGNMENT,
+        ],
+    }
 }
 
-const THINK: PackRule = PackRule {
-    id: "think",
-    pattern: r"<think>(?s:.)*?</think>",
-    mask: "",
-    action: PackAction::Mask,
-    validator: None,
-    what: "A reasoning block from `<think>` to the first `</think>` after it, across lines.",
-    misses: "Other tag names (`<thinking>`, `<reasoning>`), tags with attributes or in \
-             another case, and a block never closed (released unchanged at the end).",
-};
+/// The high-entropy detector (id `high_entropy`): a run of 20 or more
+/// base64 or hex characters that looks random (see
+/// [`validate::high_entropy`](crate::validate::high_entropy)), for keys
+/// with no known prefix. Not part of any pack: it is noisy (hashes, long
+/// identifiers and base64 data look random too; see the
+/// [false-positive table](self#false-positives)). Add it last, so the
+/// rules that name what they catch win their ties.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{pack, Rules};
+///
+/// let mut builder = Rules::builder();
+/// pack::secrets().with(pack::high_entropy()).add_to(&mut builder);
+/// let rules = builder.build()?;
+/// assert_eq!(
+///     rules.replace_all("X-Trace q8Zt2Lw9XcV4bN1mR7kP0sJd, key ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"),
+///     "X-Trace [HIGH_ENTROPY], key [GITHUB_TOKEN]",
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn high_entropy() -> PackRule {
+    optional::HIGH_ENTROPY
+}
 
-const PRIVATE_KEY: PackRule = PackRule {
-    id: "private_key",
-    pattern: r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?s:.)*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
-    mask: "[PRIVATE_KEY]",
-    action: PackAction::Block("a private key"),
-    validator: None,
-    what: "A PEM private key from its BEGIN line to the first END line after it: \
-           `PRIVATE KEY`, `RSA`, `EC`, `DSA`, `OPENSSH`, `ENCRYPTED` and PGP \
-           (`PGP PRIVATE KEY BLOCK`) blocks.",
-    misses: "A key with no END line (held until the stream ends, then released), a \
-             key whose lines were re-wrapped or prefixed (`> ` quoting), and keys \
-             in other encodings (JSON `\\n` escapes, PuTTY `.ppk`, raw base64).",
-};
-
-const ANTHROPIC_KEY: PackRule = PackRule {
-    id: "anthropic_key",
-    pattern: r"(?-u:\b)sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_-]{20,}",
-    mask: "[ANTHROPIC_KEY]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "Anthropic API and admin keys: `sk-ant-`, a kind and version such as \
-           `api03` or `admin01`, a dash, then 20 or more of `[A-Za-z0-9_-]`.",
-    misses: "A key cut short to under 20 characters after its kind, or glued to a \
-             preceding letter, digit or `_`.",
-};
-
-const OPENAI_KEY: PackRule = PackRule {
-    id: "openai_key",
-    pattern: r"(?-u:\b)sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})",
-    mask: "[OPENAI_KEY]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "OpenAI keys: project, service-account and admin keys (`sk-proj-`, \
-           `sk-svcacct-`, `sk-admin-` and 20 or more of `[A-Za-z0-9_-]`) and \
-           legacy user keys (`sk-` and 20 or more letters and digits).",
-    misses: "Keys with another `sk-xxx-` prefix, keys cut short, and keys glued to \
-             a preceding letter, digit or `_`. Any other vendor's `sk-` key of the \
-             same shape is caught as an OpenAI key.",
-};
-
-const AWS_ACCESS_KEY_ID: PackRule = PackRule {
-    id: "aws_access_key_id",
-    pattern: r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)",
-    mask: "[AWS_KEY]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "AWS access key ids, long-term (`AKIA`) and temporary (`ASIA`): the \
-           prefix and 16 upper-case letters or digits, as a whole word.",
-    misses: "The secret access key that goes with the id (40 characters of base64 \
-             with no marker: too close to other random strings), and other id \
-             prefixes (`AROA`, `AIDA`: role and user ids, not credentials).",
-};
-
-const GITHUB_TOKEN: PackRule = PackRule {
-    id: "github_token",
-    pattern: r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
-    mask: "[GITHUB_TOKEN]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "GitHub tokens: classic personal (`ghp_`), OAuth (`gho_`), user-to-server \
-           (`ghu_`), server-to-server (`ghs_`) and refresh (`ghr_`) tokens with 36 \
-           or more letters and digits, and fine-grained personal tokens \
-           (`github_pat_`).",
-    misses: "Tokens from before 2021 (40 hex digits, no prefix), and tokens glued to \
-             a preceding letter, digit or `_`.",
-};
-
-const SLACK_TOKEN: PackRule = PackRule {
-    id: "slack_token",
-    pattern: r"(?-u:\b)xox[abprs]-[A-Za-z0-9-]{10,}",
-    mask: "[SLACK_TOKEN]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "Slack bot, user, app-level legacy, refresh and session tokens \
-           (`xoxb-`, `xoxp-`, `xoxa-`, `xoxr-`, `xoxs-`) and the 10 or more \
-           letters, digits and dashes after the prefix.",
-    misses: "App-level tokens (`xapp-`), configuration tokens (`xoxe.`), and webhook \
-             URLs (`hooks.slack.com/services/...`). A dash right after the token is \
-             taken as part of it.",
-};
-
-const GOOGLE_API_KEY: PackRule = PackRule {
-    id: "google_api_key",
-    pattern: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}",
-    mask: "[GOOGLE_KEY]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "Google API keys: `AIza` and 35 of `[0-9A-Za-z_-]`.",
-    misses: "OAuth client secrets (`GOCSPX-`), OAuth access tokens (`ya29.`) and \
-             service-account JSON keys (caught by `private_key` only when the PEM \
-             block is not JSON-escaped).",
-};
-
-const STRIPE_KEY: PackRule = PackRule {
-    id: "stripe_key",
-    pattern: r"(?-u:\b)[rs]k_live_[0-9A-Za-z]{20,}",
-    mask: "[STRIPE_KEY]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "Stripe live secret (`sk_live_`) and restricted (`rk_live_`) keys with 20 \
-           or more letters and digits.",
-    misses: "Test-mode keys (`sk_test_`, harmless by design) and publishable keys \
-             (`pk_live_`, public by design); webhook secrets (`whsec_`).",
-};
-
-const JWT: PackRule = PackRule {
-    id: "jwt",
-    pattern: r"(?-u:\b)eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*",
-    mask: "[JWT]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "JSON Web Tokens in compact form: a base64url header and payload that both \
-           start with `{\"` (`eyJ`), and the signature (empty for unsigned tokens).",
-    misses: "Tokens whose header or payload does not start with `{\"` (extra \
-             whitespace before the first key), and the last two parts of a \
-             five-part encrypted token (JWE).",
-};
-
-const EMAIL: PackRule = PackRule {
-    id: "email",
-    pattern: r"[A-Za-z0-9._%+-]+(?:@|%40)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}",
-    mask: "[EMAIL]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "Email addresses with an ASCII local part and a domain with a dot and a \
-           letter-only top-level domain, with `@` written as is or percent-encoded \
-           (`ann%40example.org`, as in URLs and `mailto:` links).",
-    misses: "Non-ASCII addresses: a local part that ends in a non-ASCII letter \
-             (`zoë@example.de`) is not caught, one with such letters earlier is \
-             masked only after the last of them (`zoëann@x.de` keeps `zoë`). Quoted local parts, \
-             IP-literal domains (`ann@[10.0.0.1]`) and spelled-out forms (`ann at \
-             example dot org`). Text that only looks like an address \
-             (`v1@2.0.js`) is masked.",
-};
-
-const IBAN: PackRule = PackRule {
-    id: "iban",
-    pattern: r"(?-u:\b)[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?-u:\b)",
-    mask: "[IBAN]",
-    action: PackAction::Mask,
-    validator: Some(validate::iban),
-    what: "IBANs in electronic form (`GB82WEST12345698765432`) and in print form, \
-           in groups of four separated by single spaces, whose length and mod-97 \
-           check digits are right (see `validate::iban`).",
-    misses: "Lower-case IBANs, other groupings (dashes, groups of other sizes), and \
-             an IBAN directly followed by a space and a word that could continue its \
-             last group of four (`... 1234 CODE`: the candidate fails its check and \
-             is left unchanged).",
-};
-
-const US_SSN: PackRule = PackRule {
-    id: "us_ssn",
-    pattern: r"(?-u:\b)[0-9]{3}-[0-9]{2}-[0-9]{4}(?-u:\b)",
-    mask: "[US_SSN]",
-    action: PackAction::Block("a US Social Security number"),
-    validator: Some(validate::us_ssn),
-    what: "US Social Security numbers written `AAA-GG-SSSS`, as a whole word, that \
-           pass the Social Security Administration's range rules (see \
-           `validate::us_ssn`).",
-    misses: "Numbers written with spaces or without separators (as frequent in \
-             other numbers as in SSNs, too many false blocks); SSNs the \
-             administration voided but that pass the range rules. A dashed number \
-             of that shape inside a longer one (`123-45-6789-01`) is caught.",
-};
-
-const PAYMENT_CARD: PackRule = PackRule {
-    id: "payment_card",
-    pattern: r"(?-u:\b)[0-9](?:[ -]?[0-9]){12,18}(?-u:\b)",
-    mask: "[CARD]",
-    action: PackAction::Mask,
-    validator: Some(validate::luhn),
-    what: "Payment card numbers: 13 to 19 digits as a whole word, single spaces or \
-           dashes allowed between digits (`4111 1111 1111 1111`, \
-           `3782-822463-10005`), that pass the Luhn check.",
-    misses: "Numbers written with other separators (dots, two spaces) or glued to \
-             letters, and a card followed by more digits that make a 13-19 digit run \
-             failing Luhn (left unchanged whole). One in ten 13-19 digit numbers \
-             that are not cards (order or tracking numbers) passes Luhn and is \
-             masked.",
-};
-
-const PHONE: PackRule = PackRule {
-    id: "phone",
-    pattern: concat!(
-        // +1 and a US number, separators optional.
-        r"(?-u:\B)\+1[ .-]?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[ .-]?)[2-9][0-9]{2}[ .-]?[0-9]{4}(?-u:\b)",
-        // 1 and a US number, with separators.
-        r"|(?-u:\b)1[ .-](?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}(?-u:\b)",
-        // (415) 555-0134
-        r"|\([2-9][0-9]{2}\) ?[2-9][0-9]{2}[ .-][0-9]{4}(?-u:\b)",
-        // 415-555-0134, 415.555.0134, 415 555 0134
-        r"|(?-u:\b)[2-9][0-9]{2}[ .-][2-9][0-9]{2}[ .-][0-9]{4}(?-u:\b)",
-        // E.164: + and 8 to 15 digits.
-        r"|(?-u:\B)\+[1-9][0-9]{7,14}(?-u:\b)",
-    ),
-    mask: "[PHONE]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "US numbers with an area code, written `(415) 555-0134`, `415-555-0134`, \
-           `415.555.0134`, `415 555 0134`, optionally after `1-` or `+1 `, with area \
-           code and exchange starting 2-9; and E.164 numbers (`+` and 8 to 15 \
-           digits, no separators).",
-    misses: "US numbers without separators and without `+1` (ten bare digits look \
-             like any other id), numbers without an area code, extensions, and \
-             international numbers written with spaces (`+44 20 7946 0958`). \
-             Three groups of 3, 3 and 4 digits that are not a phone number (a \
-             table row) are masked.",
-};
-
-const IPV6: PackRule = PackRule {
-    id: "ipv6",
-    pattern: concat!(
-        // Forms ending in an IPv4 address come first: every other form
-        // matches their start and would win the tie.
-        r"(?-u:\b)(?:[0-9A-Fa-f]{1,4}:){6}",
-        ipv4!(),
-        r"|(?-u:\b)(?:[0-9A-Fa-f]{1,4}:){1,4}:",
-        ipv4!(),
-        r"|(?-u:\B)::(?:[Ff]{4}(?::0{1,4})?:)?",
-        ipv4!(),
-        // Eight groups, then the forms with `::` inside, ordered by how
-        // many groups may follow `::`, most first: at most one of them can
-        // take every group after the `::` and it must come before those
-        // that would stop short.
-        r"|(?-u:\b)(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}(?-u:\b)",
-        r"|(?-u:\b)[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}(?-u:\b)",
-        r"|(?-u:\b)(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}(?-u:\b)",
-        r"|(?-u:\b)(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}(?-u:\b)",
-        r"|(?-u:\b)(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}(?-u:\b)",
-        r"|(?-u:\b)(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}(?-u:\b)",
-        r"|(?-u:\b)(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}(?-u:\b)",
-        // Groups then `::` at the end (a prefix such as `2001:db8::/32`),
-        // not followed by a word character (`abc::new` is code).
-        r"|(?-u:\b)(?:[0-9A-Fa-f]{1,4}:){1,7}:(?-u:\B)",
-        // `::` then groups, not preceded by a word character (`std::io`).
-        r"|(?-u:\B)::[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6}(?-u:\b)",
-    ),
-    mask: "[IPV6]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "IPv6 addresses: eight groups, every `::` shortening, and the forms that \
-           end in an IPv4 address (`::ffff:192.0.2.1`, `64:ff9b::192.0.2.33`), \
-           as a whole word.",
-    misses: "The unspecified address `::` alone, a zone after `%` (`fe80::1%eth0` \
-             keeps `%eth0`), and the forms ending in an IPv4 address with five \
-             groups before it. Code whose identifiers are all hex digits \
-             (`dead::beef`, `a::b`) is masked.",
-};
-
-const IPV4: PackRule = PackRule {
-    id: "ipv4",
-    pattern: concat!(r"(?-u:\b)", ipv4!(), r"(?-u:\b)"),
-    mask: "[IPV4]",
-    action: PackAction::Mask,
-    validator: None,
-    what: "IPv4 addresses in dotted-decimal form, each number 0 to 255 without a \
-           leading zero, as a whole word.",
-    misses: "Numbers with leading zeros (`010.0.0.1`), other notations (`0x0A000001`, \
-             `10.1`), and a port or CIDR suffix is left in place (`10.0.0.1:8080` \
-             keeps `:8080`). Version numbers of four parts (`1.2.3.4`) are masked.",
-};
+/// The BIP39 seed-phrase detector: five rules, `seed_phrase_24` down to
+/// `seed_phrase_12`, one per word count, each a run of English list words
+/// checked by [`validate::bip39`](crate::validate::bip39) (list and
+/// checksum), blocking the stream. Not part of any pack: every run of
+/// lower-case words is a candidate, so a stream holds back up to 24 words
+/// of prose while it decides; add it where a seed phrase must never pass.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{pack, Rules};
+///
+/// let mut builder = Rules::builder();
+/// pack::seed_phrases().without_blocks().add_to(&mut builder);
+/// let rules = builder.build()?;
+/// let phrase = "legal winner thank year wave sausage worth useful legal winner thank yellow";
+/// assert_eq!(rules.replace_all(&format!("my words: {phrase}.")), "my words: [SEED_PHRASE].");
+/// // List words whose checksum does not hold pass.
+/// let words = "legal winner thank year wave sausage worth useful legal winner thank year";
+/// assert_eq!(rules.replace_all(words), words);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn seed_phrases() -> Pack {
+    use optional::*;
+    Pack {
+        rules: vec![SEED_24, SEED_21, SEED_18, SEED_15, SEED_12],
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Every rule of every pack and detector.
+    fn everything() -> Pack {
+        pii()
+            .with(think())
+            .and(secrets())
+            .and(seed_phrases())
+            .with(high_entropy())
+    }
+
     #[test]
     fn ids_are_unique_and_masks_bracketed() {
-        let pack = pii().with(think());
+        let pack = everything();
         for (i, r) in pack.rules().iter().enumerate() {
             assert!(
                 pack.rules()[..i].iter().all(|s| s.id != r.id),
@@ -755,12 +688,15 @@ mod tests {
                 assert!(r.mask.starts_with('[') && r.mask.ends_with(']'), "{}", r.id);
             }
             assert!(!r.what.is_empty() && !r.misses.is_empty(), "{}", r.id);
+            if let Some(t) = r.template {
+                assert!(t.contains(r.mask), "{}", r.id);
+            }
         }
     }
 
     #[test]
     fn every_pattern_compiles_alone() {
-        for r in pii().with(think()).rules() {
+        for r in everything().rules() {
             crate::Rules::builder()
                 .rule(r.pattern(), r.replacement())
                 .build()
@@ -770,7 +706,7 @@ mod tests {
 
     #[test]
     fn the_docs_table_lists_every_rule_in_order() {
-        let docs = include_str!("pack.rs");
+        let docs = include_str!("mod.rs");
         let rows: Vec<&str> = docs
             .lines()
             .filter_map(|l| l.strip_prefix("//! | `"))
