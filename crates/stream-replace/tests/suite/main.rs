@@ -10,6 +10,8 @@
 //! * `errors`, `limits`, `closures`, `sharing`: building errors, the cap on
 //!   held bytes, replacement closures, and `Rules` shared across threads.
 //!
+//! * `keyed_hash`: HMAC-SHA256 placeholders against RFC 4231's vectors,
+//!   stable across streams and rule sets, beside per-stream counters.
 //! * `literal`: the literal matcher's regressions, `(?i)` routing, big sets.
 //! * `adapters`: edges of the iterator, `std::io` and stream adapters.
 //! * `api`: promises of the public API beyond matching: what build errors
@@ -40,6 +42,7 @@ mod errors;
 mod guard;
 mod holdback;
 mod invariance;
+mod keyed_hash;
 mod limits;
 mod literal;
 mod oracle;
