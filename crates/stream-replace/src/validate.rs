@@ -172,6 +172,48 @@ pub fn iban(s: &str) -> bool {
     rem == 1
 }
 
+/// Whether `s`, a phone number as written, has a plausible number of
+/// digits: 8 to 15 when it starts with `+` (E.164's limit, country code
+/// included), 9 to 13 otherwise (national forms, trunk `0` included). A
+/// trunk prefix written `(0)` after the country code (`+44 (0)20 …`) is not
+/// counted. Only digits, spaces, `.`, `-`, `(`, `)` and a leading `+` are
+/// allowed.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::validate::phone;
+///
+/// assert!(phone("+44 20 7946 0958"));
+/// assert!(phone("+44 (0)20 7946 0958"));
+/// assert!(phone("020 7946 0958"));
+/// assert!(!phone("+44 20 7946 0958 2024 11")); // 17 digits
+/// assert!(!phone("03-12-2024")); // 8 digits: a date
+/// ```
+pub fn phone(s: &str) -> bool {
+    let (international, rest) = match s.strip_prefix('+') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    if !rest
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b' ' | b'.' | b'-' | b'(' | b')'))
+    {
+        return false;
+    }
+    let trunk = if international && rest.contains("(0)") {
+        1
+    } else {
+        0
+    };
+    let digits = rest.bytes().filter(u8::is_ascii_digit).count() - trunk;
+    if international {
+        (8..=15).contains(&digits)
+    } else {
+        (9..=13).contains(&digits)
+    }
+}
+
 /// Whether the value of a labelled credential (`password=…`,
 /// `"api_key": "…"`, `token: …`) looks like a value rather than code,
 /// prose or a placeholder.

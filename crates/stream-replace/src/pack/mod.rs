@@ -44,6 +44,8 @@
 //! | `us_ssn` | `[US_SSN]` | block | [`us_ssn`](crate::validate::us_ssn) |
 //! | `payment_card` | `[CARD]` | mask | [`luhn`](crate::validate::luhn) |
 //! | `phone` | `[PHONE]` | mask | |
+//! | `phone_intl` | `[PHONE]` | mask | [`phone`](crate::validate::phone) |
+//! | `phone_national` | `[PHONE]` | mask | [`phone`](crate::validate::phone) |
 //! | `ipv6` | `[IPV6]` | mask | |
 //! | `ipv4` | `[IPV4]` | mask | |
 //!
@@ -462,6 +464,8 @@ pub fn pii() -> Pack {
             US_SSN,
             PAYMENT_CARD,
             PHONE,
+            PHONE_INTL,
+            PHONE_NATIONAL,
             IPV6,
             IPV4,
         ],

@@ -239,10 +239,65 @@ pub(super) const PHONE: PackRule = PackRule {
            code and exchange starting 2-9; and E.164 numbers (`+` and 8 to 15 \
            digits, no separators).",
     misses: "US numbers without separators and without `+1` (ten bare digits look \
-             like any other id), numbers without an area code, extensions, and \
-             international numbers written with spaces (`+44 20 7946 0958`). \
+             like any other id), numbers without an area code, and extensions \
+             (international numbers with separators are `phone_intl`). \
              Three groups of 3, 3 and 4 digits that are not a phone number (a \
              table row) are masked.",
+};
+
+pub(super) const PHONE_INTL: PackRule = PackRule {
+    id: "phone_intl",
+    pattern: r"(?-u:\B)\+[1-9][0-9]{0,3}(?: ?\(0\))?(?:[ .-]?\(?[0-9]{1,5}\)?){1,6}(?-u:\b)",
+    mask: "[PHONE]",
+    action: PackAction::Mask,
+    validator: Some(validate::phone),
+    template: None,
+    what: "International numbers written with `+` and separators: `+44 20 7946 \
+           0958`, `+49 30 1234567`, `+33 1 23 45 67 89`, `+81 3-1234-5678`, \
+           `+44 (0)20 7946 0958`, `+55 (11) 91234-5678`: a country code and 1 to \
+           6 groups of digits separated by single spaces, dots or dashes, with 8 \
+           to 15 digits in all (E.164's limit; a `(0)` trunk prefix not counted).",
+    misses: "A number followed, after a single space, by more digits that take it \
+             past 15 (`+44 20 7946 0958 2024 x`: the candidate is rejected whole); \
+             numbers written with `00` instead of `+`, or with two separators in \
+             a row. A number of 8 to 15 digits after a `+` (`+12 34 56 78` as a \
+             score) is masked, and digits after a phone, separated by one space \
+             (`+44 20 7946 0958 12 times`), are masked with it.",
+};
+
+pub(super) const PHONE_NATIONAL: PackRule = PackRule {
+    id: "phone_national",
+    pattern: concat!(
+        // French: 0X XX XX XX XX, spaces or dots.
+        r"(?-u:\b)0[1-9](?: [0-9]{2}){4}(?-u:\b)",
+        r"|(?-u:\b)0[1-9](?:\.[0-9]{2}){4}(?-u:\b)",
+        // Trunk prefix 0 (UK, Germany, Japan, Italy, Australia, ...): an area
+        // code, then groups of 3 to 8 digits.
+        r"|(?-u:\b)0[1-9][0-9]{0,4}(?:[ -][0-9]{3,8}){1,3}(?-u:\b)",
+        r"|\(0[1-9][0-9]{0,4}\) ?[0-9]{3,8}(?:[ -][0-9]{3,4})?(?-u:\b)",
+        // Chinese mobiles: 1[3-9]X XXXX XXXX, with separators.
+        r"|(?-u:\b)1[3-9][0-9][ -][0-9]{4}[ -][0-9]{4}(?-u:\b)",
+        // Indian mobiles: XXXXX XXXXX starting 6-9.
+        r"|(?-u:\b)[6-9][0-9]{4}[ -][0-9]{5}(?-u:\b)",
+        // Brazilian: (AA) 9XXXX-XXXX or (AA) XXXX-XXXX.
+        r"|\([1-9][0-9]\) ?9?[0-9]{4}-[0-9]{4}(?-u:\b)",
+    ),
+    mask: "[PHONE]",
+    action: PackAction::Mask,
+    validator: Some(validate::phone),
+    template: None,
+    what: "National numbers of the largest countries, in their written forms: \
+           French `01 23 45 67 89` (or with dots), numbers with a trunk `0` and \
+           groups of 3 to 8 digits (UK `020 7946 0958`, `07700 900123`; Germany \
+           `030 12345678`, `(030) 1234567`; Japan `03-1234-5678`; Australia \
+           `02 9876 5432`), Chinese mobiles `138 0013 8000`, Indian mobiles \
+           `98765 43210`, Brazilian `(11) 91234-5678`; with 9 to 13 digits in all.",
+    misses: "National numbers with fewer than 9 digits (German and Italian \
+             numbers of small towns), groups of 2 digits outside the French form, \
+             forms of other countries, and numbers without separators (bare \
+             digits look like any other id). Dates and times (`01-12-2024 10:30`, \
+             `03-12-2024`) are not taken; a dashed or spaced order number that \
+             starts with `0` and has 9 to 13 digits (`0123-456789`) is masked.",
 };
 
 pub(super) const IPV6: PackRule = PackRule {
