@@ -174,10 +174,15 @@ pub fn iban(s: &str) -> bool {
 
 /// Whether `s`, a phone number as written, has a plausible number of
 /// digits: 8 to 15 when it starts with `+` (E.164's limit, country code
-/// included), 9 to 13 otherwise (national forms, trunk `0` included). A
-/// trunk prefix written `(0)` after the country code (`+44 (0)20 …`) is not
-/// counted. Only digits, spaces, `.`, `-`, `(`, `)` and a leading `+` are
-/// allowed.
+/// included; a trunk prefix written `(0)` after the country code, as in
+/// `+44 (0)20 …`, is not counted); otherwise (national forms, trunk `0`
+/// included) 10 or 11, or 12 written as two groups (German mobiles,
+/// `0151 12345678`). Only digits, spaces, `.`, `-`, `(`, `)` and a leading
+/// `+` are allowed.
+///
+/// The national bounds keep dates and times (8 digits or fewer with their
+/// separators) and the tail of a longer grouped number (three groups of
+/// four: 12 digits) out.
 ///
 /// # Example
 ///
@@ -187,8 +192,10 @@ pub fn iban(s: &str) -> bool {
 /// assert!(phone("+44 20 7946 0958"));
 /// assert!(phone("+44 (0)20 7946 0958"));
 /// assert!(phone("020 7946 0958"));
+/// assert!(phone("0151 12345678"));
 /// assert!(!phone("+44 20 7946 0958 2024 11")); // 17 digits
 /// assert!(!phone("03-12-2024")); // 8 digits: a date
+/// assert!(!phone("0964 5425 6462")); // the tail of a 16-digit number
 /// ```
 pub fn phone(s: &str) -> bool {
     let (international, rest) = match s.strip_prefix('+') {
@@ -201,16 +208,16 @@ pub fn phone(s: &str) -> bool {
     {
         return false;
     }
-    let trunk = if international && rest.contains("(0)") {
-        1
-    } else {
-        0
-    };
-    let digits = rest.bytes().filter(u8::is_ascii_digit).count() - trunk;
+    let digits = rest.bytes().filter(u8::is_ascii_digit).count();
     if international {
-        (8..=15).contains(&digits)
+        let trunk = usize::from(rest.contains("(0)"));
+        (8..=15).contains(&(digits - trunk))
     } else {
-        (9..=13).contains(&digits)
+        let groups = rest
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|g| !g.is_empty())
+            .count();
+        (10..=11).contains(&digits) || (digits == 12 && groups == 2)
     }
 }
 
@@ -224,17 +231,19 @@ pub fn phone(s: &str) -> bool {
 /// quote, then the value. It is rejected when the value:
 ///
 /// * refers to a value instead of being one: starts with `$`, `{`, `<`,
-///   `%`, `[`, `*` or `&` (`${DB_PASSWORD}`, `{{ .token }}`, `<your key>`,
-///   `[REDACTED]`, `&str`);
+///   `%`, `[`, `*`, `&` or `\` (`${DB_PASSWORD}`, `{{ .token }}`,
+///   `<your key>`, `[REDACTED]`, `&str`, a regex `\S+`);
 /// * is one character repeated (`********`, `xxxxxx`);
 /// * is a word that stands for no value: `null`, `none`, `nil`, `true`,
 ///   `false`, `undefined`, `empty`, `redacted`, `hidden`, `required`,
 ///   `optional`, `string`, `secret`, `password`, `token` (any case);
-/// * is not quoted and reads as code or prose: a name made of letters and
-///   `_` only (`token = token_value`, `secret: String`), or names joined by
-///   dots (`self.api_key`), or anything with brackets or parentheses
-///   (`tokens[i]`, `get_token()`, `Option<String>`); or is shorter than 6
-///   characters.
+/// * is not quoted and reads as code or prose: a name (`snake_case`,
+///   `SCREAMING_CASE`, or `camelCase` where each capital starts a run of
+///   lower-case letters: `token = token_value`, `secret: String`), names
+///   joined by dots (`self.api_key`), or anything with brackets or
+///   parentheses (`tokens[i]`, `get_token()`, `Option<String>`); or is
+///   shorter than 6 characters. A bare password of lower-case letters only
+///   (`password=hunter`) is taken for a word and passes.
 ///
 /// A quoted value is a value: it is accepted unless one of the first three
 /// rules rejects it.
@@ -285,14 +294,38 @@ pub fn credential(s: &str) -> bool {
     credential_value(&s[i..], quoted)
 }
 
+/// Whether `part` reads as a name in code or a word: `snake_case`,
+/// `SCREAMING_CASE`, or `camelCase`/`PascalCase` where each upper-case
+/// letter starts a run of at least two lower-case ones (`String`,
+/// `tokenValue`). Random letters rarely read so: 1.5% of 12 random ASCII
+/// letters do.
+fn reads_as_a_name(part: &str) -> bool {
+    let b = part.as_bytes();
+    if b.is_empty() || !b.iter().all(|&c| c.is_ascii_alphabetic() || c == b'_') {
+        return false;
+    }
+    let lower = b.iter().all(|&c| !c.is_ascii_uppercase());
+    let upper = b.iter().all(|&c| !c.is_ascii_lowercase());
+    let camel = !b.contains(&b'_')
+        && b.iter().enumerate().all(|(i, c)| {
+            !c.is_ascii_uppercase()
+                || (b.len() >= i + 3
+                    && b[i + 1].is_ascii_lowercase()
+                    && b[i + 2].is_ascii_lowercase())
+        });
+    lower || upper || camel
+}
+
 /// The value part of [`credential`].
 fn credential_value(v: &str, quoted: bool) -> bool {
     let b = v.as_bytes();
     let Some(&first) = b.first() else {
         return false;
     };
-    if matches!(first, b'$' | b'{' | b'<' | b'%' | b'[' | b'*' | b'&')
-        || b.iter().all(|&c| c == first)
+    if matches!(
+        first,
+        b'$' | b'{' | b'<' | b'%' | b'[' | b'*' | b'&' | b'\\'
+    ) || b.iter().all(|&c| c == first)
     {
         return false;
     }
@@ -319,9 +352,7 @@ fn credential_value(v: &str, quoted: bool) -> bool {
     if quoted {
         return true;
     }
-    let name =
-        |part: &str| !part.is_empty() && part.bytes().all(|c| c.is_ascii_alphabetic() || c == b'_');
-    let code = v.split('.').all(name)
+    let code = v.split('.').all(reads_as_a_name)
         || b.iter()
             .any(|c| matches!(c, b'(' | b')' | b'[' | b']' | b'<' | b'>' | b'{' | b'}'));
     !code && v.len() >= 6

@@ -1,6 +1,8 @@
 //! Ready rules for PII and secrets (feature `pii`).
 //!
-//! [`pii()`] is a [`Pack`]: an ordered list of [`PackRule`]s, each with an
+//! [`pii()`] and [`secrets()`] are [`Pack`]s, combined with
+//! [`Pack::and`]; [`high_entropy()`] and [`seed_phrases()`] are optional
+//! detectors. A pack is an ordered list of [`PackRule`]s, each with an
 //! id, a regex, the text that replaces a match (its mask), an action, and
 //! for some a validator from [`validate`]. Each rule documents what it
 //! catches ([`PackRule::what`]) and what it misses ([`PackRule::misses`]).
@@ -52,6 +54,117 @@
 //! [`think()`] (id `think`, removes `<think>…</think>`) is not in the list:
 //! add it when the text comes from a reasoning model and its reasoning must
 //! not reach the reader.
+//!
+//! # The secrets pack
+//!
+//! [`secrets()`] finds credentials by their label and keys and tokens by
+//! their vendor's documented format. Its first rules are the credentials
+//! found by label, which keep the label and mask the value with a
+//! [`template`](PackRule::template) (`password=hunter2` becomes
+//! `password=[SECRET]`, `postgres://admin:pw@db` becomes
+//! `postgres://admin:[PASSWORD]@db`); then the vendor formats, the
+//! specific before the general (`sk-ant-`, `sk-or-v1-` before `sk-`); then
+//! `jwt` and the catch-all `credential_assignment`. It shares
+//! `private_key`, `jwt` and the eight vendor rules of [`pii()`] (same ids,
+//! same patterns): `pii().and(secrets())` has each once.
+//!
+//! In the order [`secrets()`] lists them:
+//!
+//! | id | mask | action | validator | template |
+//! |---|---|---|---|---|
+//! | `private_key` | `[PRIVATE_KEY]` | block | | |
+//! | `url_password` | `[PASSWORD]` | mask | | `://${user}:[PASSWORD]@` |
+//! | `auth_header` | `[CREDENTIAL]` | mask | [`credential`](crate::validate::credential) | `${label}[CREDENTIAL]` |
+//! | `cookie_header` | `[COOKIE]` | mask | | `${label}[COOKIE]` |
+//! | `bearer_token` | `[TOKEN]` | mask | | `${label}[TOKEN]` |
+//! | `anthropic_key` | `[ANTHROPIC_KEY]` | mask | | |
+//! | `openrouter_key` | `[OPENROUTER_KEY]` | mask | | |
+//! | `openai_key` | `[OPENAI_KEY]` | mask | | |
+//! | `aws_access_key_id` | `[AWS_KEY]` | mask | | |
+//! | `aws_sts_key_id` | `[AWS_KEY]` | mask | | |
+//! | `github_token` | `[GITHUB_TOKEN]` | mask | | |
+//! | `slack_token` | `[SLACK_TOKEN]` | mask | | |
+//! | `slack_app_token` | `[SLACK_TOKEN]` | mask | | |
+//! | `slack_webhook` | `[SLACK_WEBHOOK]` | mask | | |
+//! | `google_api_key` | `[GOOGLE_KEY]` | mask | | |
+//! | `google_oauth_client_secret` | `[GOOGLE_SECRET]` | mask | | |
+//! | `google_oauth_access_token` | `[GOOGLE_TOKEN]` | mask | | |
+//! | `stripe_key` | `[STRIPE_KEY]` | mask | | |
+//! | `stripe_webhook_secret` | `[STRIPE_KEY]` | mask | | |
+//! | `azure_storage_key` | `[AZURE_KEY]` | mask | | |
+//! | `digitalocean_token` | `[DIGITALOCEAN_TOKEN]` | mask | | |
+//! | `alibaba_access_key_id` | `[ALIBABA_KEY]` | mask | | |
+//! | `databricks_token` | `[DATABRICKS_TOKEN]` | mask | | |
+//! | `hashicorp_vault_token` | `[VAULT_TOKEN]` | mask | | |
+//! | `terraform_cloud_token` | `[TERRAFORM_TOKEN]` | mask | | |
+//! | `doppler_token` | `[DOPPLER_TOKEN]` | mask | | |
+//! | `pulumi_token` | `[PULUMI_TOKEN]` | mask | | |
+//! | `grafana_token` | `[GRAFANA_TOKEN]` | mask | | |
+//! | `new_relic_key` | `[NEW_RELIC_KEY]` | mask | | |
+//! | `sentry_token` | `[SENTRY_TOKEN]` | mask | | |
+//! | `gitlab_token` | `[GITLAB_TOKEN]` | mask | | |
+//! | `gitlab_trigger_token` | `[GITLAB_TOKEN]` | mask | | |
+//! | `atlassian_token` | `[ATLASSIAN_TOKEN]` | mask | | |
+//! | `npm_token` | `[NPM_TOKEN]` | mask | | |
+//! | `pypi_token` | `[PYPI_TOKEN]` | mask | | |
+//! | `rubygems_key` | `[RUBYGEMS_KEY]` | mask | | |
+//! | `nuget_key` | `[NUGET_KEY]` | mask | | |
+//! | `docker_hub_token` | `[DOCKER_TOKEN]` | mask | | |
+//! | `postman_key` | `[POSTMAN_KEY]` | mask | | |
+//! | `shopify_token` | `[SHOPIFY_TOKEN]` | mask | | |
+//! | `linear_key` | `[LINEAR_KEY]` | mask | | |
+//! | `notion_token` | `[NOTION_TOKEN]` | mask | | |
+//! | `figma_token` | `[FIGMA_TOKEN]` | mask | | |
+//! | `airtable_token` | `[AIRTABLE_TOKEN]` | mask | | |
+//! | `square_token` | `[SQUARE_TOKEN]` | mask | | |
+//! | `braintree_token` | `[BRAINTREE_TOKEN]` | mask | | |
+//! | `razorpay_key` | `[RAZORPAY_KEY]` | mask | | |
+//! | `flutterwave_key` | `[FLUTTERWAVE_KEY]` | mask | | |
+//! | `plaid_token` | `[PLAID_TOKEN]` | mask | | |
+//! | `discord_webhook` | `[DISCORD_WEBHOOK]` | mask | | |
+//! | `discord_bot_token` | `[DISCORD_TOKEN]` | mask | | |
+//! | `telegram_bot_token` | `[TELEGRAM_TOKEN]` | mask | | |
+//! | `twilio_api_key` | `[TWILIO_KEY]` | mask | | |
+//! | `sendgrid_key` | `[SENDGRID_KEY]` | mask | | |
+//! | `mailgun_key` | `[MAILGUN_KEY]` | mask | | |
+//! | `mailchimp_key` | `[MAILCHIMP_KEY]` | mask | | |
+//! | `huggingface_token` | `[HUGGINGFACE_TOKEN]` | mask | | |
+//! | `groq_key` | `[GROQ_KEY]` | mask | | |
+//! | `replicate_token` | `[REPLICATE_TOKEN]` | mask | | |
+//! | `perplexity_key` | `[PERPLEXITY_KEY]` | mask | | |
+//! | `xai_key` | `[XAI_KEY]` | mask | | |
+//! | `langsmith_key` | `[LANGSMITH_KEY]` | mask | | |
+//! | `tavily_key` | `[TAVILY_KEY]` | mask | | |
+//! | `pinecone_key` | `[PINECONE_KEY]` | mask | | |
+//! | `planetscale_token` | `[PLANETSCALE_TOKEN]` | mask | | |
+//! | `supabase_key` | `[SUPABASE_KEY]` | mask | | |
+//! | `age_secret_key` | `[AGE_KEY]` | mask | | |
+//! | `onepassword_token` | `[1PASSWORD_TOKEN]` | mask | | |
+//! | `mapbox_secret_token` | `[MAPBOX_TOKEN]` | mask | | |
+//! | `facebook_access_token` | `[FACEBOOK_TOKEN]` | mask | | |
+//! | `shippo_token` | `[SHIPPO_TOKEN]` | mask | | |
+//! | `easypost_key` | `[EASYPOST_KEY]` | mask | | |
+//! | `dropbox_token` | `[DROPBOX_TOKEN]` | mask | | |
+//! | `jwt` | `[JWT]` | mask | | |
+//! | `credential_assignment` | `[SECRET]` | mask | [`credential`](crate::validate::credential) | `${label}${dq}${sq}[SECRET]` |
+//!
+//! Formats a vendor documents without a prefix (Datadog and Twilio auth
+//! tokens, AWS secret access keys, Heroku API keys: 32 or 40 hex digits or
+//! a UUID) are not rules: a bare string of that shape is any hash or id.
+//! They are caught by their label (`DD_API_KEY=…`, `aws_secret_access_key
+//! = …`) by `credential_assignment`, or by [`high_entropy()`].
+//!
+//! # Optional detectors
+//!
+//! Two detectors need a validator and have a cost, so no pack has them:
+//!
+//! * [`high_entropy()`]: a run of 20 or more base64 or hex characters that
+//!   looks random, for keys with no known prefix. Noisy on code and logs
+//!   (see the table below).
+//! * [`seed_phrases()`]: BIP39 mnemonics of 12 to 24 English list words,
+//!   checked against the list and the checksum, blocking the stream. Every
+//!   run of lower-case words is a candidate, so a stream holds up to 24
+//!   words of prose back until it is decided.
 //!
 //! # Rule order
 //!
@@ -708,28 +821,46 @@ mod tests {
         }
     }
 
+    /// The table rows (`//! | `id` | …`) of the module docs between the
+    /// heading `from` and the next heading.
+    fn table<'d>(docs: &'d str, from: &str) -> Vec<&'d str> {
+        docs.lines()
+            .skip_while(|l| *l != from)
+            .skip(1)
+            .take_while(|l| !l.starts_with("//! # "))
+            .filter(|l| l.starts_with("//! | `"))
+            .collect()
+    }
+
     #[test]
-    fn the_docs_table_lists_every_rule_in_order() {
+    fn the_docs_tables_list_every_rule_in_order() {
         let docs = include_str!("mod.rs");
-        let rows: Vec<&str> = docs
-            .lines()
-            .filter_map(|l| l.strip_prefix("//! | `"))
-            .map(|l| &l[..l.find('`').unwrap()])
-            .collect();
-        let ids: Vec<&str> = pii().rules().iter().map(|r| r.id).collect();
-        assert_eq!(rows, ids);
-        for r in pii().rules() {
-            let row = docs
-                .lines()
-                .find(|l| l.starts_with(&format!("//! | `{}`", r.id)))
-                .unwrap();
-            assert!(row.contains(&format!("`{}`", r.mask)), "{row}");
-            let action = match r.action {
-                PackAction::Mask => "| mask |",
-                PackAction::Block(_) => "| block |",
-            };
-            assert!(row.contains(action), "{row}");
-            assert_eq!(r.validator.is_some(), row.contains("validate::"), "{row}");
+        for (heading, pack) in [
+            ("//! # The rules", pii()),
+            ("//! # The secrets pack", secrets()),
+        ] {
+            let rows = table(docs, heading);
+            let ids: Vec<&str> = rows
+                .iter()
+                .map(|l| {
+                    let l = &l["//! | `".len()..];
+                    &l[..l.find('`').unwrap()]
+                })
+                .collect();
+            let want: Vec<&str> = pack.rules().iter().map(|r| r.id).collect();
+            assert_eq!(ids, want, "{heading}");
+            for (r, row) in pack.rules().iter().zip(&rows) {
+                assert!(row.contains(&format!("`{}`", r.mask)), "{row}");
+                let action = match r.action {
+                    PackAction::Mask => "| mask |",
+                    PackAction::Block(_) => "| block |",
+                };
+                assert!(row.contains(action), "{row}");
+                assert_eq!(r.validator.is_some(), row.contains("validate::"), "{row}");
+                if let Some(t) = r.template {
+                    assert!(row.contains(&format!("`{t}`")), "{row}");
+                }
+            }
         }
     }
 }

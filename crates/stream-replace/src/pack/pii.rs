@@ -247,7 +247,7 @@ pub(super) const PHONE: PackRule = PackRule {
 
 pub(super) const PHONE_INTL: PackRule = PackRule {
     id: "phone_intl",
-    pattern: r"(?-u:\B)\+[1-9][0-9]{0,3}(?: ?\(0\))?(?:[ .-]?\(?[0-9]{1,5}\)?){1,6}(?-u:\b)",
+    pattern: r"(?-u:\B)\+[2-9][0-9]{0,3}(?: ?\(0\))?(?:[ .-]?\(?[0-9]{1,5}\)?){1,6}(?-u:\b)",
     mask: "[PHONE]",
     action: PackAction::Mask,
     validator: Some(validate::phone),
@@ -256,9 +256,12 @@ pub(super) const PHONE_INTL: PackRule = PackRule {
            0958`, `+49 30 1234567`, `+33 1 23 45 67 89`, `+81 3-1234-5678`, \
            `+44 (0)20 7946 0958`, `+55 (11) 91234-5678`: a country code and 1 to \
            6 groups of digits separated by single spaces, dots or dashes, with 8 \
-           to 15 digits in all (E.164's limit; a `(0)` trunk prefix not counted).",
+           to 15 digits in all (E.164's limit; a `(0)` trunk prefix not counted). \
+           Numbers with `+1` (North America) are the `phone` rule's, which \
+           checks their area code and exchange.",
     misses: "A number followed, after a single space, by more digits that take it \
-             past 15 (`+44 20 7946 0958 2024 x`: the candidate is rejected whole); \
+             past 15 (`+44 20 7946 0958 2024 1234`: the candidate is rejected whole, \
+             and the number passes); \
              numbers written with `00` instead of `+`, or with two separators in \
              a row. A number of 8 to 15 digits after a `+` (`+12 34 56 78` as a \
              score) is masked, and digits after a phone, separated by one space \
@@ -291,13 +294,16 @@ pub(super) const PHONE_NATIONAL: PackRule = PackRule {
            groups of 3 to 8 digits (UK `020 7946 0958`, `07700 900123`; Germany \
            `030 12345678`, `(030) 1234567`; Japan `03-1234-5678`; Australia \
            `02 9876 5432`), Chinese mobiles `138 0013 8000`, Indian mobiles \
-           `98765 43210`, Brazilian `(11) 91234-5678`; with 9 to 13 digits in all.",
-    misses: "National numbers with fewer than 9 digits (German and Italian \
-             numbers of small towns), groups of 2 digits outside the French form, \
+           `98765 43210`, Brazilian `(11) 91234-5678`; with 10 or 11 digits in \
+           all, or 12 in two groups (German mobiles, `0151 12345678`).",
+    misses: "National numbers of other lengths (German and Italian numbers of \
+             small towns, 12-digit numbers written in three groups), groups of 2 \
+             digits outside the French form, \
              forms of other countries, and numbers without separators (bare \
              digits look like any other id). Dates and times (`01-12-2024 10:30`, \
-             `03-12-2024`) are not taken; a dashed or spaced order number that \
-             starts with `0` and has 9 to 13 digits (`0123-456789`) is masked.",
+             `03-12-2024`) are not taken, nor the tail of a longer grouped number \
+             (`1234 0964 5425 6462`); a dashed or spaced order number that starts \
+             with `0` and has 10 or 11 digits (`0123-4567890`) is masked.",
 };
 
 pub(super) const IPV6: PackRule = PackRule {

@@ -718,6 +718,7 @@ const SECRET_CASES: &[Case] = &[
     Case {
         id: "credential_assignment",
         pos: &[
+            "password=|XkQzPwLmRtVb|",
             "password=|hunter2EwLkL4|",
             "DB_PASSWORD=|tEny69ksyF76|",
             "export AWS_SECRET_ACCESS_KEY=|jVuATtL/KTqrOOaCpIwJjjBLS5hE+zbI2dDNeArw|",
@@ -749,6 +750,10 @@ const SECRET_CASES: &[Case] = &[
             "the secret: it was magic",
             "token = get_token()",
             "password: &str",
+            "secret: HashMap",
+            "TOKEN=DEFAULT_TOKEN",
+            "token = tokenValue",
+            "password=\\S+",
             "api_key: Option<String>",
         ],
     },
