@@ -19,7 +19,8 @@
 //!
 //! Knobs: `STREAM_REPLACE_PACKS_REPLIES` (default 2,000),
 //! `STREAM_REPLACE_PACKS_SETS` (comma-separated set names, default all),
-//! and criterion's own options.
+//! `STREAM_REPLACE_PACKS_WITHOUT` (comma-separated rule ids left out of
+//! every set, to find what a rule costs), and criterion's own options.
 //!
 //! Run: `cargo bench -p stream-replace-benches --bench packs`.
 
@@ -82,10 +83,18 @@ fn packs(c: &mut Criterion) {
     let total: usize = replies.iter().map(String::len).sum();
     eprintln!("{} replies, {} bytes", replies.len(), total);
 
+    let without = std::env::var("STREAM_REPLACE_PACKS_WITHOUT").unwrap_or_default();
     let sets: Vec<(&str, Pack)> = sets()
         .into_iter()
         .filter(|(n, _)| selected(n))
-        .map(|(n, p)| (n, p.without_blocks()))
+        .map(|(n, p)| {
+            let p = without
+                .split(',')
+                .map(str::trim)
+                .filter(|id| !id.is_empty())
+                .fold(p, |p, id| p.without(id));
+            (n, p.without_blocks())
+        })
         .collect();
 
     let mut group = c.benchmark_group("packs_build");

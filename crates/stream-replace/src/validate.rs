@@ -1,9 +1,13 @@
-//! Checks on matched text: check digits and number-range rules that a
-//! regex cannot express.
+//! Checks on matched text that a regex cannot express: check digits and
+//! number ranges ([`luhn`], [`us_ssn`], [`iban`]), digit counts
+//! ([`phone`]), whether a labelled value is a value ([`credential`]),
+//! randomness ([`high_entropy`], [`shannon_entropy`]) and the BIP39 word
+//! list and checksum ([`bip39`]).
 //!
 //! A pattern finds text shaped like a card number, an SSN or an IBAN; these
 //! functions say whether the text can actually be one. Each takes the
-//! matched `&str`, allocates nothing, and never panics. They are plain
+//! matched `&str`, allocates nothing (but [`bip39`], which builds its word
+//! index once), and never panics. They are plain
 //! functions (`fn(&str) -> bool`), so they fit wherever a validator is
 //! expected, for example in a [`Replacement::with`](crate::Replacement::with)
 //! closure that keeps a rejected match unchanged:

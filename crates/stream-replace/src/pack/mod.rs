@@ -4,7 +4,7 @@
 //! [`Pack::and`]; [`high_entropy()`] and [`seed_phrases()`] are optional
 //! detectors. A pack is an ordered list of [`PackRule`]s, each with an
 //! id, a regex, the text that replaces a match (its mask), an action, and
-//! for some a validator from [`validate`]. Each rule documents what it
+//! for some a validator from [`validate`](crate::validate). Each rule documents what it
 //! catches ([`PackRule::what`]) and what it misses ([`PackRule::misses`]).
 //! [`Pack::add_to`] adds the rules to a [`RulesBuilder`]; add your own
 //! rules before or after them.
@@ -199,7 +199,66 @@
 //! rejected number passes unchanged unless another rule matches it or part
 //! of it.
 //!
+//! # False positives
+//!
+//! Matches per MB on three clean corpora, each pack with its blocks turned
+//! into masks, measured with `cargo bench -p stream-replace-benches --bench
+//! pack_fp` (the bench's docs say how each corpus is made):
+//!
+//! | corpus | size | `pii` | `pii` + `secrets` | + `high_entropy()` | + `seed_phrases()` |
+//! |---|---|---|---|---|---|
+//! | LLM-like prose, outside `api_key = "…"` lines | 4.00 MB | 0 | 0 | 0 | 0 |
+//! | the same prose, `api_key = "…"` lines | 730 lines | 0 | 665 | 665 | 665 |
+//! | the repository's `.rs` files (70, tests and pack sources left out) | 1.00 MB | 90 (14 false) | 90 (14 false) | 95 (19 false) | 90 (14 false) |
+//! | generated server log, planted fields cut | 1.83 MB | 0 | 0 | 0 | 0 |
+//!
+//! * Prose: the corpus plants PII of the shapes the `pii` pack had before
+//!   `phone_intl` and `phone_national`; a match whose span is not one of
+//!   that pack's is counted. The only ones are `credential_assignment` on
+//!   the corpus's code lines `api_key = "…"`, which hold its planted values
+//!   and near misses (`"v1.2.3"`, `"@mention"`): a quoted value in a
+//!   credential slot is masked whatever it is (65 of the 730 lines hold
+//!   special tokens, `"<|endoftext|>"`, which the credential check reads as
+//!   placeholders).
+//! * Code: 76 of the 90 are the sample values of doc comments and unit
+//!   tests (`ann@x.org`, `127.0.0.1`, `123-45-6789`, `4111-1111-1111-1111`):
+//!   real shapes. The 14 false ones are `ipv6` on Rust paths made of hex
+//!   letters (`dfa::DFA`, `dfa::`). The secrets pack adds none;
+//!   `high_entropy()` adds 5, all false (alphabet constants such as
+//!   `ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789` and
+//!   a made-up key `sk-AbCd1234sk-EfGh5678`).
+//! * Logs: timestamps (`2026-03-01T00:00:00.000Z`), request ids, paths,
+//!   durations and status codes give no match.
+//!
+//! Recall on the same log's planted fields with `pii` + `secrets`: `user=`
+//! 3316 of 3316, `ip=` 4004 of 4004, `auth=` 407 of 407, `ssn=` 137 of 137,
+//! `password=` 118 of 119 (the miss, `rxyYvrwhiTht`, is random letters
+//! that read as a `camelCase` name to the credential check). Recall on 5 generated
+//! samples of every documented format of every secrets rule is tested:
+//! all are caught.
+//!
 //! # Speed
+//!
+//! Packs are data and validators over the same engine: one automaton for
+//! all rules, no second matcher. More rules cost build time and stream
+//! speed. Medians of one run of `cargo bench -p stream-replace-benches
+//! --bench packs` (2,000 LLM-like replies, 4,222,523 bytes, a fresh
+//! replacer per reply, token-sized chunks of 1 to 12 bytes; a 2-core
+//! machine shared with other work, so take the ratios more than the
+//! values):
+//!
+//! | rules | count | build | stream | throughput |
+//! |---|---|---|---|---|
+//! | `pii` without `phone_intl` and `phone_national` | 16 | 61.653 ms | 184.27 ms | 21.854 MiB/s |
+//! | `pii` | 18 | 84.237 ms | 153.58 ms | 26.220 MiB/s |
+//! | `pii` + `secrets` | 84 | 294.24 ms | 445.65 ms | 9.0361 MiB/s |
+//! | `pii` + `secrets` + `high_entropy()` | 85 | 286.93 ms | 288.19 ms | 13.973 MiB/s |
+//! | `pii` + `secrets` + `seed_phrases()` | 89 | 271.94 ms | 692.83 ms | 5.8122 MiB/s |
+//!
+//! `pii` + `secrets` builds in about 0.3 s and streams at about 0.41 times
+//! the speed of the 16-rule `pii` pack: build the rules once and share
+//! them (`Rules` is cheap to clone), and keep only the packs a deployment
+//! needs ([`Pack::without`] drops rules by id).
 //!
 //! The patterns use ASCII classes (`[0-9]`, `[A-Za-z0-9]`) and ASCII word
 //! boundaries (`(?-u:\b)`), which keep every byte of non-ASCII text on the

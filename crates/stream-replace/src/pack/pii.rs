@@ -247,7 +247,15 @@ pub(super) const PHONE: PackRule = PackRule {
 
 pub(super) const PHONE_INTL: PackRule = PackRule {
     id: "phone_intl",
-    pattern: r"(?-u:\B)\+[2-9][0-9]{0,3}(?: ?\(0\))?(?:[ .-]?\(?[0-9]{1,5}\)?){1,6}(?-u:\b)",
+    pattern: concat!(
+        // The country code, then the first group: after a `(0)` trunk
+        // prefix, or after a separator. Every later group follows a
+        // separator, so a run of digits splits into groups one way only
+        // (which keeps the automaton small).
+        r"(?-u:\B)\+[2-9][0-9]{0,3}",
+        r"(?:[ .-]?\(0\)[ .-]?[0-9]{1,8}|[ .-]\(?[0-9]{1,8}\)?)",
+        r"(?:[ .-]\(?[0-9]{1,8}\)?){0,5}(?-u:\b)",
+    ),
     mask: "[PHONE]",
     action: PackAction::Mask,
     validator: Some(validate::phone),
@@ -255,15 +263,18 @@ pub(super) const PHONE_INTL: PackRule = PackRule {
     what: "International numbers written with `+` and separators: `+44 20 7946 \
            0958`, `+49 30 1234567`, `+33 1 23 45 67 89`, `+81 3-1234-5678`, \
            `+44 (0)20 7946 0958`, `+55 (11) 91234-5678`: a country code and 1 to \
-           6 groups of digits separated by single spaces, dots or dashes, with 8 \
+           6 groups of 1 to 8 digits, each after a single space, dot or dash \
+           (the first may follow a `(0)` directly), with 8 \
            to 15 digits in all (E.164's limit; a `(0)` trunk prefix not counted). \
            Numbers with `+1` (North America) are the `phone` rule's, which \
            checks their area code and exchange.",
     misses: "A number followed, after a single space, by more digits that take it \
              past 15 (`+44 20 7946 0958 2024 1234`: the candidate is rejected whole, \
              and the number passes); \
-             numbers written with `00` instead of `+`, or with two separators in \
-             a row. A number of 8 to 15 digits after a `+` (`+12 34 56 78` as a \
+             numbers written with `00` instead of `+`, with two separators in a \
+             row, or with the country code glued to the next digits \
+             (`+4420 7946 0958`; with no separator at all, `+442079460958` is the \
+             `phone` rule's). A number of 8 to 15 digits after a `+` (`+12 34 56 78` as a \
              score) is masked, and digits after a phone, separated by one space \
              (`+44 20 7946 0958 12 times`), are masked with it.",
 };
