@@ -20,7 +20,9 @@
 //! Knobs: `STREAM_REPLACE_PACKS_REPLIES` (default 2,000),
 //! `STREAM_REPLACE_PACKS_SETS` (comma-separated set names, default all),
 //! `STREAM_REPLACE_PACKS_WITHOUT` (comma-separated rule ids left out of
-//! every set, to find what a rule costs), and criterion's own options.
+//! every set, to find what a rule costs), `STREAM_REPLACE_PACKS_DFA`
+//! (`auto`, the default, `lazy` or `dense`: the `Config::dfa` of every
+//! set), and criterion's own options.
 //!
 //! Run: `cargo bench -p stream-replace-benches --bench packs`.
 
@@ -28,7 +30,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use stream_replace::pack::{self, Pack};
-use stream_replace::Rules;
+use stream_replace::{Config, DfaKind, Rules};
 
 mod corpus;
 mod workload;
@@ -60,10 +62,21 @@ fn selected(name: &str) -> bool {
     }
 }
 
+/// The DFA kind from `STREAM_REPLACE_PACKS_DFA` (`auto`, `lazy` or
+/// `dense`), the default (`auto`) when unset.
+fn config() -> Config {
+    let kind = match std::env::var("STREAM_REPLACE_PACKS_DFA").as_deref() {
+        Ok("lazy") => DfaKind::Lazy,
+        Ok("dense") => DfaKind::Dense,
+        _ => DfaKind::Auto,
+    };
+    Config::new().dfa(kind)
+}
+
 fn build(pack: &Pack) -> Rules {
     let mut builder = Rules::builder();
     pack.add_to(&mut builder);
-    builder.build().expect("the packs compile")
+    builder.config(config()).build().expect("the packs compile")
 }
 
 fn fresh(rules: &Rules, tokens: &[Vec<&str>], out: &mut String) -> usize {

@@ -245,20 +245,24 @@
 //! --bench packs` (2,000 LLM-like replies, 4,222,523 bytes, a fresh
 //! replacer per reply, token-sized chunks of 1 to 12 bytes; a 2-core
 //! machine shared with other work, so take the ratios more than the
-//! values):
+//! values), and of the build rows of a second run with
+//! `STREAM_REPLACE_PACKS_DFA=lazy` ([`DfaKind::Lazy`](crate::DfaKind::Lazy)):
 //!
-//! | rules | count | build | stream | throughput |
-//! |---|---|---|---|---|
-//! | `pii` without `phone_intl` and `phone_national` | 16 | 61.653 ms | 184.27 ms | 21.854 MiB/s |
-//! | `pii` | 18 | 84.237 ms | 153.58 ms | 26.220 MiB/s |
-//! | `pii` + `secrets` | 84 | 294.24 ms | 445.65 ms | 9.0361 MiB/s |
-//! | `pii` + `secrets` + `high_entropy()` | 85 | 286.93 ms | 288.19 ms | 13.973 MiB/s |
-//! | `pii` + `secrets` + `seed_phrases()` | 89 | 271.94 ms | 692.83 ms | 5.8122 MiB/s |
+//! | rules | count | build | build, lazy DFA | stream | throughput |
+//! |---|---|---|---|---|---|
+//! | `pii` without `phone_intl` and `phone_national` | 16 | 57.194 ms | 11.770 ms | 201.66 ms | 19.969 MiB/s |
+//! | `pii` | 18 | 130.83 ms | 14.490 ms | 173.17 ms | 23.255 MiB/s |
+//! | `pii` + `secrets` | 84 | 178.49 ms | 51.061 ms | 482.63 ms | 8.3437 MiB/s |
+//! | `pii` + `secrets` + `high_entropy()` | 85 | 189.52 ms | 64.933 ms | 502.88 ms | 8.0076 MiB/s |
+//! | `pii` + `secrets` + `seed_phrases()` | 89 | 201.39 ms | 64.088 ms | 907.50 ms | 4.4374 MiB/s |
 //!
-//! `pii` + `secrets` builds in about 0.3 s and streams at about 0.41 times
-//! the speed of the 16-rule `pii` pack: build the rules once and share
-//! them (`Rules` is cheap to clone), and keep only the packs a deployment
-//! needs ([`Pack::without`] drops rules by id).
+//! Most of the default build time is the attempt at a dense DFA, which
+//! stops at [`Config::dense_size_limit`](crate::Config::dense_size_limit):
+//! with [`DfaKind::Lazy`](crate::DfaKind::Lazy), `pii` + `secrets` builds in
+//! about 50 ms. It streams at about 0.41 times the speed of the 16-rule
+//! `pii` pack (482.63 ms against 201.66 ms): build the rules once and
+//! share them (`Rules` is cheap to clone), and keep only the rules a
+//! deployment needs ([`Pack::without`] drops rules by id).
 //!
 //! The patterns use ASCII classes (`[0-9]`, `[A-Za-z0-9]`) and ASCII word
 //! boundaries (`(?-u:\b)`), which keep every byte of non-ASCII text on the
