@@ -265,17 +265,25 @@ impl Replacement {
         })
     }
 
-    /// A keyed hash placeholder, `[ENTITY:0123456789abcdef]`: the same value
-    /// and key always give the same placeholder (across streams and rule
-    /// sets, within one build of the program), so logs can be joined on it
-    /// without the value.
+    /// A keyed hash placeholder, `[ENTITY_3f9a1c0b27de]`: the first 12 hex
+    /// digits (48 bits) of HMAC-SHA256 of the matched text under `key`.
+    /// The same value and key give the same placeholder in every stream,
+    /// process and replica, with nothing stored, so logs and conversations
+    /// can be joined on it without the value; a different key gives
+    /// unrelated placeholders. [`keyed_hash_len`](Replacement::keyed_hash_len)
+    /// sets another length.
     ///
-    /// **Not cryptographic.** It is std's `DefaultHasher` (SipHash today)
-    /// over the key and then the value: a non-cryptographic keyed hash. Its
-    /// algorithm may change with the Rust release, changing every
-    /// placeholder; and a short value (a phone number, an SSN) can be found
-    /// again by hashing every candidate value with the key, so whoever
-    /// holds the key holds the values. Use it to correlate, not to protect.
+    /// HMAC-SHA256 (RFC 2104 over FIPS 180-4) is a keyed pseudo-random
+    /// function: without the key, a placeholder tells nothing about its
+    /// value, and nobody can compute the placeholder of a value they guess.
+    /// Whoever holds the key can: a short value (a phone number, an SSN)
+    /// can be found again by hashing every candidate, so keep the key as
+    /// secret as the values. Two values share a placeholder with a chance
+    /// of about `n² / 2^49` among `n` distinct values (about 0.2% for a
+    /// million), so use it to correlate, not as a unique id.
+    ///
+    /// Unlike [`counter`](Replacement::counter), it keeps no state: the
+    /// counters stay per stream, the hashes are the same everywhere.
     ///
     /// # Example
     ///
@@ -289,18 +297,52 @@ impl Replacement {
     /// let tags: Vec<&str> = out.split(' ').collect();
     /// assert_eq!(tags[0], tags[1]);
     /// assert_ne!(tags[0], tags[2]);
-    /// assert!(tags[0].starts_with("[EMAIL:") && tags[0].len() == "[EMAIL:]".len() + 16);
+    /// assert!(tags[0].starts_with("[EMAIL_") && tags[0].len() == "[EMAIL_]".len() + 12);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn keyed_hash(entity: impl Into<String>, key: &[u8]) -> Replacement {
-        use std::hash::{Hash, Hasher};
-        let entity: Arc<str> = entity.into().into();
-        let key: Arc<[u8]> = key.into();
+        Replacement::keyed_hash_len(entity, key, 12)
+    }
+
+    /// A keyed hash placeholder with `hex_digits` hex digits of
+    /// HMAC-SHA256 (clamped to `1..=64`), as
+    /// [`keyed_hash`](Replacement::keyed_hash) otherwise: `[ENTITY_3f9a1c]`
+    /// for 6. Each hex digit is 4 bits: with `d` digits, two of `n`
+    /// distinct values share a placeholder with a chance of about
+    /// `n² / 2^(4d + 1)`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rules};
+    ///
+    /// let rules = Rules::builder()
+    ///     .rule(Pattern::regex(r"\w+@\w+\.\w+"), Replacement::keyed_hash_len("EMAIL", b"k", 6))
+    ///     .build()?;
+    /// let out = rules.replace_all("ann@x.org");
+    /// assert!(out.starts_with("[EMAIL_") && out.len() == "[EMAIL_]".len() + 6);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn keyed_hash_len(entity: impl Into<String>, key: &[u8], hex_digits: usize) -> Replacement {
+        use hmac::{KeyInit, Mac};
+        let digits = hex_digits.clamp(1, 64);
+        // Keyed once; each match clones the keyed state (the inner and
+        // outer pads already absorbed) instead of hashing the key again.
+        let keyed = hmac::Hmac::<sha2::Sha256>::new_from_slice(key)
+            .expect("HMAC takes a key of any length");
+        let prefix: Arc<str> = format!("[{}_", entity.into()).into();
         Replacement::with(move |caps| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            key.hash(&mut h);
-            caps.get_match().as_bytes().hash(&mut h);
-            format!("[{entity}:{:016x}]", h.finish())
+            let mut mac = keyed.clone();
+            mac.update(caps.get_match().as_bytes());
+            let tag = mac.finalize().into_bytes();
+            let mut out = String::with_capacity(prefix.len() + digits + 1);
+            out.push_str(&prefix);
+            for i in 0..digits {
+                let nibble = (tag[i / 2] >> if i % 2 == 0 { 4 } else { 0 }) & 0xf;
+                out.push(char::from(b"0123456789abcdef"[usize::from(nibble)]));
+            }
+            out.push(']');
+            out
         })
     }
 

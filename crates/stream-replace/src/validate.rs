@@ -1,9 +1,13 @@
-//! Checks on matched text: check digits and number-range rules that a
-//! regex cannot express.
+//! Checks on matched text that a regex cannot express: check digits and
+//! number ranges ([`luhn`], [`us_ssn`], [`iban`]), digit counts
+//! ([`phone`]), whether a labelled value is a value ([`credential`]),
+//! randomness ([`high_entropy`], [`shannon_entropy`]) and the BIP39 word
+//! list and checksum ([`bip39`]).
 //!
 //! A pattern finds text shaped like a card number, an SSN or an IBAN; these
 //! functions say whether the text can actually be one. Each takes the
-//! matched `&str`, allocates nothing, and never panics. They are plain
+//! matched `&str`, allocates nothing (but [`bip39`], which builds its word
+//! index once), and never panics. They are plain
 //! functions (`fn(&str) -> bool`), so they fit wherever a validator is
 //! expected, for example in a [`Replacement::with`](crate::Replacement::with)
 //! closure that keeps a rejected match unchanged:
@@ -170,6 +174,325 @@ pub fn iban(s: &str) -> bool {
         };
     }
     rem == 1
+}
+
+/// Whether `s`, a phone number as written, has a plausible number of
+/// digits: 8 to 15 when it starts with `+` (E.164's limit, country code
+/// included; a trunk prefix written `(0)` after the country code, as in
+/// `+44 (0)20 …`, is not counted); otherwise (national forms, trunk `0`
+/// included) 10 or 11, or 12 written as two groups (German mobiles,
+/// `0151 12345678`). Only digits, spaces, `.`, `-`, `(`, `)` and a leading
+/// `+` are allowed.
+///
+/// The national bounds keep dates and times (8 digits or fewer with their
+/// separators) and the tail of a longer grouped number (three groups of
+/// four: 12 digits) out.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::validate::phone;
+///
+/// assert!(phone("+44 20 7946 0958"));
+/// assert!(phone("+44 (0)20 7946 0958"));
+/// assert!(phone("020 7946 0958"));
+/// assert!(phone("0151 12345678"));
+/// assert!(!phone("+44 20 7946 0958 2024 11")); // 17 digits
+/// assert!(!phone("03-12-2024")); // 8 digits: a date
+/// assert!(!phone("0964 5425 6462")); // the tail of a 16-digit number
+/// ```
+pub fn phone(s: &str) -> bool {
+    let (international, rest) = match s.strip_prefix('+') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    if !rest
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b' ' | b'.' | b'-' | b'(' | b')'))
+    {
+        return false;
+    }
+    let digits = rest.bytes().filter(u8::is_ascii_digit).count();
+    if international {
+        let trunk = usize::from(rest.contains("(0)"));
+        (8..=15).contains(&(digits - trunk))
+    } else {
+        let groups = rest
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|g| !g.is_empty())
+            .count();
+        (10..=11).contains(&digits) || (digits == 12 && groups == 2)
+    }
+}
+
+/// Whether the value of a labelled credential (`password=…`,
+/// `"api_key": "…"`, `token: …`) looks like a value rather than code,
+/// prose or a placeholder.
+///
+/// `s` is a whole match of the credential rules: a label of ASCII letters,
+/// digits, `_`, `.` and `-`, an optional closing quote, a separator (`=`,
+/// `:`, `:=`, `=>`, with spaces or tabs around it), an optional opening
+/// quote, then the value. It is rejected when the value:
+///
+/// * refers to a value instead of being one: starts with `$`, `{`, `<`,
+///   `%`, `[`, `*`, `&` or `\` (`${DB_PASSWORD}`, `{{ .token }}`,
+///   `<your key>`, `[REDACTED]`, `&str`, a regex `\S+`);
+/// * is one character repeated (`********`, `xxxxxx`);
+/// * is a word that stands for no value: `null`, `none`, `nil`, `true`,
+///   `false`, `undefined`, `empty`, `redacted`, `hidden`, `required`,
+///   `optional`, `string`, `secret`, `password`, `token` (any case);
+/// * is not quoted and reads as code or prose: a name (`snake_case`,
+///   `SCREAMING_CASE`, or `camelCase` where each capital starts a run of
+///   lower-case letters: `token = token_value`, `secret: String`), names
+///   joined by dots (`self.api_key`), or anything with brackets or
+///   parentheses (`tokens[i]`, `get_token()`, `Option<String>`); or is
+///   shorter than 6 characters. A bare password of lower-case letters only
+///   (`password=hunter`) is taken for a word and passes.
+///
+/// A quoted value is a value: it is accepted unless one of the first three
+/// rules rejects it.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::validate::credential;
+///
+/// assert!(credential("password=hunter2hunter2"));
+/// assert!(credential(r#"password": "opensesame"#));
+/// assert!(!credential("password = password_hash"));
+/// assert!(!credential("token: String"));
+/// assert!(!credential("api_key=${API_KEY}"));
+/// assert!(!credential(r#""secret": "********"#));
+/// ```
+pub fn credential(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'.' | b'-')) {
+        i += 1;
+    }
+    if i == 0 {
+        return false;
+    }
+    if i < b.len() && matches!(b[i], b'"' | b'\'') {
+        i += 1;
+    }
+    let blanks = |mut i: usize| {
+        while i < b.len() && matches!(b[i], b' ' | b'\t') {
+            i += 1;
+        }
+        i
+    };
+    i = blanks(i);
+    let sep_start = i;
+    while i < b.len() && matches!(b[i], b':' | b'=' | b'>') {
+        i += 1;
+    }
+    if i == sep_start {
+        return false;
+    }
+    i = blanks(i);
+    let quoted = i < b.len() && matches!(b[i], b'"' | b'\'');
+    if quoted {
+        i += 1;
+    }
+    credential_value(&s[i..], quoted)
+}
+
+/// Whether `part` reads as a name in code or a word: `snake_case`,
+/// `SCREAMING_CASE`, or `camelCase`/`PascalCase` where each upper-case
+/// letter starts a run of at least two lower-case ones (`String`,
+/// `tokenValue`). Random letters rarely read so: 1.5% of 12 random ASCII
+/// letters do.
+fn reads_as_a_name(part: &str) -> bool {
+    let b = part.as_bytes();
+    if b.is_empty() || !b.iter().all(|&c| c.is_ascii_alphabetic() || c == b'_') {
+        return false;
+    }
+    let lower = b.iter().all(|&c| !c.is_ascii_uppercase());
+    let upper = b.iter().all(|&c| !c.is_ascii_lowercase());
+    let camel = !b.contains(&b'_')
+        && b.iter().enumerate().all(|(i, c)| {
+            !c.is_ascii_uppercase()
+                || (b.len() >= i + 3
+                    && b[i + 1].is_ascii_lowercase()
+                    && b[i + 2].is_ascii_lowercase())
+        });
+    lower || upper || camel
+}
+
+/// The value part of [`credential`].
+fn credential_value(v: &str, quoted: bool) -> bool {
+    let b = v.as_bytes();
+    let Some(&first) = b.first() else {
+        return false;
+    };
+    if matches!(
+        first,
+        b'$' | b'{' | b'<' | b'%' | b'[' | b'*' | b'&' | b'\\'
+    ) || b.iter().all(|&c| c == first)
+    {
+        return false;
+    }
+    const NOT_VALUES: &[&str] = &[
+        "null",
+        "none",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "empty",
+        "redacted",
+        "hidden",
+        "required",
+        "optional",
+        "string",
+        "secret",
+        "password",
+        "token",
+    ];
+    if NOT_VALUES.iter().any(|w| v.eq_ignore_ascii_case(w)) {
+        return false;
+    }
+    if quoted {
+        return true;
+    }
+    let code = v.split('.').all(reads_as_a_name)
+        || b.iter()
+            .any(|c| matches!(c, b'(' | b')' | b'[' | b']' | b'<' | b'>' | b'{' | b'}'));
+    !code && v.len() >= 6
+}
+
+/// The Shannon entropy of the characters of `s`, in bits per character:
+/// `-Σ p·log2(p)` over the frequency `p` of each distinct byte. 0 for an
+/// empty string or one character repeated; at most `log2(len)`.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::validate::shannon_entropy;
+///
+/// assert_eq!(shannon_entropy("aaaa"), 0.0);
+/// assert_eq!(shannon_entropy("abab"), 1.0);
+/// assert_eq!(shannon_entropy("0123456789abcdef"), 4.0);
+/// ```
+pub fn shannon_entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for &b in s.as_bytes() {
+        counts[usize::from(b)] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Whether `s` looks like a random token: 20 or more characters of base64
+/// or base64url (`=` padding at the end allowed), with at least one letter
+/// and one digit, and a [Shannon entropy](shannon_entropy) of at least 4.0
+/// bits per character, or, for hex digits only, 32 or more characters and
+/// at least 3.0 bits per character.
+///
+/// For a sense of the thresholds: 20 random base64 characters have about
+/// 4.0 to 4.3 bits per character, 32 random hex digits about 3.4 to 3.8;
+/// English words and most identifiers stay under 3.8 (they repeat letters).
+/// It is a heuristic: long random-looking identifiers, hashes and base64
+/// data pass it.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::validate::high_entropy;
+///
+/// assert!(high_entropy("q8Zt2Lw9XcV4bN1mR7kP0sJd"));
+/// assert!(high_entropy("3f9a1c0b27de4f6a8b9c0d1e2f3a4b5c"));
+/// assert!(!high_entropy("stream_replace_benches_linear"));
+/// assert!(!high_entropy("aaaaaaaaaaaaaaaaaaaaaaa1"));
+/// ```
+pub fn high_entropy(s: &str) -> bool {
+    let body = s.trim_end_matches('=');
+    let b = body.as_bytes();
+    if b.len() < 20
+        || s.len() - body.len() > 2
+        || !b
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'_' | b'-'))
+        || !b.iter().any(u8::is_ascii_digit)
+        || !b.iter().any(u8::is_ascii_alphabetic)
+    {
+        return false;
+    }
+    let h = shannon_entropy(body);
+    if b.iter().all(u8::is_ascii_hexdigit) {
+        b.len() >= 32 && h >= 3.0
+    } else {
+        h >= 4.0
+    }
+}
+
+/// The English BIP39 word list, sorted, one word a line (from BIP 0039,
+/// public domain).
+const BIP39_ENGLISH: &str = include_str!("validate/bip39_english.txt");
+
+/// The index of `word` in the English BIP39 list.
+fn bip39_index(word: &str) -> Option<usize> {
+    use std::sync::OnceLock;
+    static WORDS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    let words = WORDS.get_or_init(|| BIP39_ENGLISH.lines().collect());
+    words.binary_search(&word).ok()
+}
+
+/// Whether `s` is a BIP39 mnemonic in the English list: 12, 15, 18, 21 or
+/// 24 list words separated by single spaces, whose checksum holds (the
+/// last `words / 3` bits are the first bits of the SHA-256 of the rest).
+///
+/// Words outside the list, another count, or a wrong checksum reject it,
+/// so a sentence of list words passes only with the checksum's chance:
+/// 1 in 16 for 12 words, 1 in 256 for 24.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::validate::bip39;
+///
+/// let phrase = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about";
+/// assert!(bip39(phrase));
+/// assert!(!bip39(&phrase.replace("about", "above"))); // checksum fails
+/// assert!(!bip39("abandon abandon abandon"));
+/// ```
+pub fn bip39(s: &str) -> bool {
+    use sha2::{Digest, Sha256};
+    let mut bits = [0u8; 33];
+    let mut n = 0usize;
+    for word in s.split(' ') {
+        let Some(index) = bip39_index(word) else {
+            return false;
+        };
+        if n == 24 {
+            return false;
+        }
+        for k in 0..11 {
+            if index >> (10 - k) & 1 == 1 {
+                let bit = n * 11 + k;
+                bits[bit / 8] |= 0x80 >> (bit % 8);
+            }
+        }
+        n += 1;
+    }
+    if n < 12 || n % 3 != 0 {
+        return false;
+    }
+    let checksum_bits = n / 3;
+    let entropy_bytes = (n * 11 - checksum_bits) / 8;
+    let digest = Sha256::digest(&bits[..entropy_bytes]);
+    (0..checksum_bits).all(|k| {
+        let bit = entropy_bytes * 8 + k;
+        (bits[bit / 8] >> (7 - bit % 8)) & 1 == (digest[k / 8] >> (7 - k % 8)) & 1
+    })
 }
 
 /// IBAN lengths by country code, from the SWIFT IBAN registry, sorted by

@@ -11,9 +11,10 @@
 //!   (`regex_automata::meta` with `Anchored::Pattern`), and whose validator
 //!   accepts the match, masks it; a rejected match is skipped as if its
 //!   rule did not match there;
-//! * a stream gives `replace_all` for every two-part split and for
-//!   one-character chunks (and, for inputs with non-ASCII text, for every
-//!   two-part split of the bytes, cuts inside characters included).
+//! * a stream gives `replace_all` for every two-part split, for
+//!   one-character chunks and for one-byte chunks (and, for inputs with
+//!   non-ASCII text, for every two-part split of the bytes, cuts inside
+//!   characters included).
 
 use std::sync::LazyLock;
 
@@ -139,14 +140,18 @@ fn check(rules: &Rules, input: &str, want: &str) -> usize {
         input,
         Splits::TwoPart.then(Splits::Cuts(vec![one_char])),
     );
-    if !input.is_ascii() {
-        n += assert_chunk_invariant_with(
-            replacer_bytes(rules),
-            |b: &[u8]| rules.replace_all_bytes(b),
-            input.as_bytes(),
-            Splits::TwoPart,
-        );
-    }
+    let one_byte: Vec<usize> = (1..input.len()).collect();
+    let byte_splits = if input.is_ascii() {
+        Splits::Cuts(vec![one_byte])
+    } else {
+        Splits::TwoPart.then(Splits::Cuts(vec![one_byte]))
+    };
+    n += assert_chunk_invariant_with(
+        replacer_bytes(rules),
+        |b: &[u8]| rules.replace_all_bytes(b),
+        input.as_bytes(),
+        byte_splits,
+    );
     n
 }
 
@@ -376,6 +381,70 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        id: "phone_intl",
+        pos: &[
+            "+44 20 7946 0958",
+            "+44 (0)20 7946 0958",
+            "+49 30 12345678",
+            "+33 1 23 45 67 89",
+            "+81 3-1234-5678",
+            "+91 98765 43210",
+            "+86 138 0013 8000",
+            "+55 (11) 91234-5678",
+            "+7 495 123-45-67",
+            "+234 803 123 4567",
+            "+61 2 9876 5432",
+            "+52 55 1234 5678",
+            "+49.30.1234.5678",
+        ],
+        neg: &[
+            "+44 20",
+            "+0 20 7946 0958",
+            "2024-06-01T10:00:00+05:30",
+            "v1.2.3+20240601",
+            "x+44 20 7946 0958",
+            "+1 555-054.7550",
+            "+44 20 79a6 0958",
+        ],
+    },
+    Case {
+        id: "phone_national",
+        pos: &[
+            "020 7946 0958",
+            "07700 900123",
+            "0161 496 0000",
+            "030 12345678",
+            "(030) 1234567",
+            "0151 12345678",
+            "03-1234-5678",
+            "090-1234-5678",
+            "02 9876 5432",
+            "01 23 45 67 89",
+            "06.12.34.56.78",
+            "138 0013 8000",
+            "139-1234-5678",
+            "98765 43210",
+            "(11) 91234-5678",
+            "(21) 2345-6789",
+        ],
+        neg: &[
+            "03-12-2024",
+            "01-12-2024 10:30",
+            "01.12.2024",
+            "2024-06-01 12:30:45",
+            "0.12.3",
+            "0012-3456-789",
+            "12:30:45.123",
+            "ORD-0123-4567",
+            "v0.12.345",
+            "13800138000",
+            "020 7946",
+            "1 23 45 67 89",
+            "1234 0964 5425 6462",
+            "0151 1234 5678 9",
+        ],
+    },
+    Case {
         id: "ipv6",
         pos: &[
             "2001:db8::1",
@@ -567,6 +636,33 @@ fn id_like_numbers_are_not_phones() {
 }
 
 #[test]
+fn timestamps_versions_and_order_numbers_are_not_phones() {
+    for input in [
+        "at 2024-06-01T10:00:00+05:30 the job ran",
+        "at 2024-06-01 12:30:45.123 UTC",
+        "on 01-12-2024 10:30 and 03-12-2024 11:45",
+        "on 01.12.2024, 31/12/2024 and 12/31/2024",
+        "released v1.2.3+20240601 and 0.12.3, then 10.0.19045",
+        "order #12345678, ORD-2024-000123, PO 0012-3456-789",
+        "score +12 (up 3), delta -0.25, 5 + 3 = 8",
+        "ids 13800138000 and 9876543210",
+        "UNIX time 1717171717, 1717171717123 ms",
+    ] {
+        check(&RULES, input, input);
+    }
+    check(
+        &RULES,
+        "ring +44 20 7946 0958 or 020 7946 0958 at 10:30",
+        "ring [PHONE] or [PHONE] at 10:30",
+    );
+    // A documented miss: digits after the number take the candidate past
+    // 15 digits, so it is rejected whole, and its tail (three groups, 12
+    // digits) is no national number either.
+    let missed = "+44 20 7946 0958 2024 1234";
+    check(&RULES, missed, missed);
+}
+
+#[test]
 fn ties_go_to_the_rule_listed_first() {
     // `us_ssn` before `payment_card`: both match at the first digit.
     check(&RULES, "id 123-45-6789-0123", "id [US_SSN]-0123");
@@ -633,7 +729,17 @@ fn actions_and_validators_are_as_documented() {
         .filter(|r| r.validator.is_some())
         .map(|r| r.id)
         .collect();
-    assert_eq!(validated, ["iban", "us_ssn", "payment_card"]);
+    assert_eq!(
+        validated,
+        [
+            "iban",
+            "us_ssn",
+            "payment_card",
+            "phone_intl",
+            "phone_national"
+        ]
+    );
+    assert!(validator("phone_intl")("+44 20 7946 0958") && !validator("phone_intl")("+44 20"));
 }
 
 #[test]
