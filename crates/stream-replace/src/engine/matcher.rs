@@ -127,6 +127,15 @@ pub(crate) trait Matcher {
     /// costs time linear in the text it scans again.
     fn exclude(&mut self, at: usize, rule: usize);
 
+    /// Goes on from `at` with nothing alive, as [`restart`](Matcher::restart),
+    /// except that only rules with an index below `end` may start a match
+    /// at `at` (and an exclusion at `at` still stands): another matcher
+    /// decided a match of a rule listed before the others at `at`, so only
+    /// these can still beat it there (see [`pick`]). Every rule starts as
+    /// usual after `at`. Called at most once per decided candidate; may
+    /// take a slow path, as [`exclude`](Matcher::exclude) does.
+    fn cap(&mut self, at: usize, end: usize);
+
     /// Follows only the candidate that starts at `start` (at or after the
     /// tape's `emitted`), stepping again from there, until it is decided
     /// or reported [`Scan::Died`]. The stream drops the text it scans

@@ -368,6 +368,10 @@ pub(crate) struct StreamState {
     /// match and might grow it: the text after that match was dropped, so
     /// the suppression ends where the candidate stops, not at its match.
     suppress_tail: bool,
+    /// Per matcher: the start and rule of the decided candidate it was
+    /// last capped for (`Matcher::cap`), so that it is capped once per
+    /// candidate. Cleared whenever the matchers go on from a new position.
+    capped: [Option<(usize, usize)>; 2],
     /// Set when the sink stopped the stream (`Verdict::Stop`): nothing is
     /// scanned or released until a reset.
     stopped: bool,
@@ -389,6 +393,7 @@ impl StreamState {
             died: [None, None],
             suppress: None,
             suppress_tail: false,
+            capped: [None, None],
             stopped: false,
             token: false,
         }
@@ -406,6 +411,7 @@ impl StreamState {
         self.died = [None, None];
         self.suppress = None;
         self.suppress_tail = false;
+        self.capped = [None, None];
         self.stopped = false;
     }
 
@@ -951,12 +957,60 @@ impl StreamState {
             }
             let live = self.lives(prog, eof);
             let Some(i) = matcher::pick(&self.decided, &live) else {
+                if self.cap_blockers(prog, &live) {
+                    continue;
+                }
                 return;
             };
             if let Some(d) = self.decided[i].take() {
                 self.decide(prog, d, sink);
             }
         }
+    }
+
+    /// When `pick` decided nothing: a matcher that blocks the least
+    /// decided candidate only at its start, with a rule listed before the
+    /// candidate's, may have nothing alive there but later rules, which
+    /// that candidate beats (leftmost-first). Each such matcher is capped
+    /// there (`Matcher::cap`): only its rules before the candidate's may
+    /// still start a match at its start. Returns whether one was, so the
+    /// matchers scan again. Each matcher is capped once per candidate, so
+    /// this ends. Not under a suppression, which follows one candidate.
+    fn cap_blockers(&mut self, prog: &Program, live: &[Live; 2]) -> bool {
+        if self.suppress.is_some() {
+            return false;
+        }
+        let Some(d) = self
+            .decided
+            .iter()
+            .flatten()
+            .min_by_key(|d| (d.span.start, d.rule))
+        else {
+            return false;
+        };
+        let (start, rule) = (d.span.start, d.rule);
+        let mut capped = false;
+        for i in [THREADS, LITERAL] {
+            let l = &live[i];
+            if self.decided[i].is_some()
+                || l.start != start
+                || l.first_rule >= rule
+                || self.capped[i] == Some((start, rule))
+            {
+                continue;
+            }
+            self.capped[i] = Some((start, rule));
+            if i == THREADS {
+                if let Some(t) = &mut self.threads {
+                    let end = prog.thread_rules.partition_point(|&r| r < rule);
+                    t.cap(start, end);
+                }
+            } else if let Some(p) = &prog.literal {
+                self.literals.cap(start, p.rules_before(rule));
+            }
+            capped = true;
+        }
+        capped
     }
 
     /// Whether every matcher the program has stopped following the
@@ -1003,6 +1057,7 @@ impl StreamState {
         self.literals.discard(end);
         self.decided = [None, None];
         self.died = [None, None];
+        self.capped = [None, None];
         self.suppress = None;
         self.suppress_tail = false;
         self.tape.compact();
@@ -1121,6 +1176,7 @@ impl StreamState {
             }
         }
         self.died = [None, None];
+        self.capped = [None, None];
     }
 
     /// With nothing held, scans `chunk` where it is and records as released
@@ -1255,6 +1311,7 @@ impl StreamState {
         }
         self.decided = [None, None];
         self.died = [None, None];
+        self.capped = [None, None];
     }
 
     /// Checks the invariants in the module docs (debug builds only).

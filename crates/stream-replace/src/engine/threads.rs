@@ -174,6 +174,11 @@ pub(crate) struct Prog<D: Dfa> {
     /// assertion: the DFA then quits on non-ASCII bytes, and after one
     /// the NFA keeps going.
     quits: bool,
+    /// Whether the rules as written (the NFA's) have no Unicode word
+    /// assertion: then no look-around needs more than the byte at a
+    /// position and the one before, and the NFA can step the first bytes of
+    /// a character cut by the end of the tape (see `Core::nfa_ready`).
+    byte_looks: bool,
     /// Whether the fast paths run (idle scans, the prefilter, the tight
     /// loops, stepping a long-lived thread alone, settling at the end of a
     /// feed). Off, every byte goes through the general thread loop, so the
@@ -361,6 +366,7 @@ impl<D: Dfa> Prog<D> {
         }
         let first = nfa::first_bytes(&nfa);
         let quits = nfa.look_set_any().contains_word_unicode();
+        let byte_looks = !quits;
         let never = sources.is_empty() || may_start.iter().all(|r| *r == [0; 4]);
         let prefilter = hirs
             .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, hirs))
@@ -398,6 +404,7 @@ impl<D: Dfa> Prog<D> {
             check_after: Box::default(),
             word_lb: None,
             quits,
+            byte_looks,
             fast: config.get_fast_paths(),
             frozen: None,
         }
@@ -485,6 +492,7 @@ impl<D: Dfa> Prog<D> {
             check_after: self.check_after,
             word_lb: self.word_lb,
             quits: self.quits,
+            byte_looks: self.byte_looks,
             fast: self.fast,
             frozen: None,
         }
@@ -847,9 +855,10 @@ pub(crate) struct Core<D: Dfa> {
     /// replay of the text the stream drops meanwhile), until its match is
     /// decided or it dies.
     focus: Option<usize>,
-    /// Set by `Matcher::exclude`: at this position (stepped on the NFA),
-    /// only rules from this index on may start a match.
-    exclude: Option<(usize, usize)>,
+    /// Set by `Matcher::exclude` and `Matcher::cap`: at this position
+    /// (stepped on the NFA), only the rules in this range of indices may
+    /// start a match.
+    exclude: Option<(usize, std::ops::Range<usize>)>,
     mode: Mode,
     /// The scratch (its id) and the generation of its cache that the DFA
     /// states in `dfa_threads` belong to (see `Core::resume`).
@@ -1624,9 +1633,15 @@ impl<D: Dfa> Core<D> {
 
     /// Whether the NFA may step position `p`: look-around there needs the
     /// whole character at `p`, or the end of input.
-    fn nfa_ready(tape: &Tape, p: usize, eof: bool) -> bool {
+    ///
+    /// Without a Unicode word assertion in the rules (`Prog::byte_looks`),
+    /// every byte on the tape is: stepping the first bytes of a cut
+    /// character needs nothing after them, and a match decided before the
+    /// cut (or a thread dying on its first byte) is not held for the rest
+    /// of the character.
+    fn nfa_ready(prog: &Prog<D>, tape: &Tape, p: usize, eof: bool) -> bool {
         let end = tape.offset();
-        p < end && (eof || p + utf8_len(tape.at(p)) <= end)
+        p < end && (eof || prog.byte_looks || p + utf8_len(tape.at(p)) <= end)
     }
 
     /// Runs the NFA, until it hands back to the DFA, stops at the end of
@@ -1655,7 +1670,7 @@ impl<D: Dfa> Core<D> {
                 break Nfa::Stopped;
             }
             let b = tape.at(p);
-            if !Self::nfa_ready(tape, p, eof) {
+            if !Self::nfa_ready(prog, tape, p, eof) {
                 // The character at `p` is cut by the end of the buffer, so
                 // look-around there cannot be judged yet. With nothing alive
                 // and no match able to start with its first byte, its bytes
@@ -1704,9 +1719,9 @@ impl<D: Dfa> Core<D> {
                 && (!prog.fast || prog.may_start(tape.look_behind(p), b))
             {
                 let mut closed = scratch.take_set();
-                match self.exclude {
-                    Some((s, first)) if s == p => {
-                        let starts = Self::starts_from(nfa, first, &mut scratch);
+                match &self.exclude {
+                    Some((s, rules)) if *s == p => {
+                        let starts = Self::starts_of(nfa, rules.clone(), &mut scratch);
                         scratch.close(nfa, &starts, hay, at, true, &mut closed);
                         scratch.give_set(starts);
                     }
@@ -1754,13 +1769,16 @@ impl<D: Dfa> Core<D> {
         stop
     }
 
-    /// The anchored start states of the rules from `first` on, in rule
-    /// order: the priority order of their alternation.
-    fn starts_from(nfa: &NFA, first: usize, scratch: &mut nfa::Scratch) -> Vec<StateID> {
+    /// The anchored start states of the rules in `rules`, in rule order:
+    /// the priority order of their alternation.
+    fn starts_of(
+        nfa: &NFA,
+        rules: std::ops::Range<usize>,
+        scratch: &mut nfa::Scratch,
+    ) -> Vec<StateID> {
         let mut starts = scratch.take_set();
-        starts.extend(
-            (first..nfa.pattern_len()).filter_map(|k| nfa.start_pattern(PatternID::new(k).ok()?)),
-        );
+        let rules = rules.start..rules.end.min(nfa.pattern_len());
+        starts.extend(rules.filter_map(|k| nfa.start_pattern(PatternID::new(k).ok()?)));
         starts
     }
 
@@ -1785,8 +1803,8 @@ impl<D: Dfa> Core<D> {
         }
         if self.best.is_none() && self.focus.is_none() {
             closed.clear();
-            let starts = match self.exclude {
-                Some((s, first)) if s == p => Self::starts_from(nfa, first, &mut scratch),
+            let starts = match &self.exclude {
+                Some((s, rules)) if *s == p => Self::starts_of(nfa, rules.clone(), &mut scratch),
                 _ => {
                     let mut one = scratch.take_set();
                     one.push(nfa.start_anchored());
@@ -1925,7 +1943,18 @@ impl<D: Dfa> Matcher for Core<D> {
         // the DFA once nothing is alive after `at`.
         self.restart(at);
         self.enter_nfa(at, at);
-        self.exclude = Some((at, rule + 1));
+        self.exclude = Some((at, rule + 1..usize::MAX));
+    }
+
+    fn cap(&mut self, at: usize, end: usize) {
+        // As `exclude`; an exclusion at `at` still stands.
+        let first = match &self.exclude {
+            Some((a, rules)) if *a == at => rules.start,
+            _ => 0,
+        };
+        self.restart(at);
+        self.enter_nfa(at, at);
+        self.exclude = Some((at, first..end));
     }
 
     fn focus(&mut self, start: usize) {
@@ -2080,6 +2109,10 @@ impl Matcher for Threads {
 
     fn exclude(&mut self, at: usize, rule: usize) {
         dispatch!(mut self, |c| c.exclude(at, rule))
+    }
+
+    fn cap(&mut self, at: usize, end: usize) {
+        dispatch!(mut self, |c| c.cap(at, end))
     }
 
     fn focus(&mut self, start: usize) {
