@@ -43,11 +43,11 @@ use aho_corasick::automaton::{Automaton, Candidate, Prefilter};
 use aho_corasick::nfa::{contiguous, noncontiguous};
 use aho_corasick::{dfa, MatchKind, Span, StartKind};
 
-use super::front::{Front, Step};
-use super::is_continuation;
+use super::bytes::is_continuation;
+use super::bytes::IdHasher;
+use super::front::{Front, Step, HAS_CHILD};
 use super::matcher::{Decided, Matcher, Scan};
 use super::tape::Tape;
-use super::IdHasher;
 
 /// The most a chunk stepped in place (`Literals::run_in_place`) may leave
 /// held; less than the first segment the stream is fed of a chunk.
@@ -56,9 +56,6 @@ const IN_PLACE_HELD: usize = 64;
 /// Maps a state to its depth, with `HAS_CHILD` set when a longer literal
 /// goes on from it.
 type DepthMap = HashMap<u32, u32, BuildHasherDefault<IdHasher>>;
-
-/// The flag of a state in `DepthMap` with a trie edge out of it.
-pub(crate) const HAS_CHILD: u32 = 1 << 31;
 
 /// The depth table: indexed by state ID where the IDs are dense enough
 /// (the DFA's, a multiple of its stride), hashed otherwise (the
