@@ -1194,7 +1194,7 @@ fn around_literal_text_strategy() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(config(128))]
+    #![proptest_config(config(64))]
 
     /// A literal between regexes: every engine equals the oracle.
     #[test]
