@@ -428,14 +428,14 @@ fn stream(
             break;
         }
     }
-    // A block in a feed: every later call of the stream, up to the flush
-    // that ends it, reports the same block and releases nothing. (A flush
-    // ends the stream, so a block it reports has no later calls.)
+    // A block, in a feed or in the flush: every later call of the stream,
+    // `feed` and `flush` alike, reports the same block and releases
+    // nothing, until a reset.
     let later: &[Option<&[u8]>] = if block.is_some() {
-        &[Some(b"more"), Some(b""), None]
+        &[Some(b"more"), Some(b""), None, Some(b"more"), None]
     } else {
         block = call(r, feed, None, &mut out).err();
-        &[]
+        &[Some(b"more"), None, Some(b"")]
     };
     if let Some(first) = &block {
         assert_eq!(

@@ -1,8 +1,8 @@
 //! Errors from building rules and from running a stream.
 
 use std::fmt;
-
-use crate::guard::Block;
+use std::ops::Range;
+use std::sync::Arc;
 
 use regex_automata::dfa::dense;
 use regex_automata::nfa::thompson;
@@ -277,13 +277,29 @@ impl std::error::Error for Error {
     }
 }
 
-/// An error from a running stream: the held text went over the configured
-/// limit, or a panic left the stream poisoned.
+/// An error from a running stream: a block rule stopped it, the held text
+/// went over the configured limit, or a panic left the stream poisoned.
 ///
-/// Either way the stream fails closed: the held text is discarded, never
-/// emitted, and every later call fails until
-/// [`Replacer::reset`](crate::Replacer::reset) (or a
-/// [`flush`](crate::Replacer::flush), which returns this error and resets).
+/// Every way the stream fails closed: the held text is discarded, never
+/// emitted, and every later call, [`feed`](crate::Replacer::feed) and
+/// [`flush`](crate::Replacer::flush) alike, returns the same error and
+/// releases nothing until [`Replacer::reset`](crate::Replacer::reset).
+///
+/// # Reporting a failure
+///
+/// A failure, a block included, has one shape: this error, whose
+/// [`kind`](StreamError::kind) says which, with the [`Block`] (rule id,
+/// reason, span) as [`block`](StreamError::block) and as `source()`. The
+/// text the failing call released before it (on a block, the safe text
+/// before the blocked match) goes where that call's output goes: in
+/// [`released`](StreamError::released) for the methods that return their
+/// output (`feed`, `flush`, …), appended to `out` for the `_into` methods,
+/// first in the output of the adapters (an item, a write, a read), the error
+/// after it. As an [`std::io::Error`] (kind `InvalidData`), the inner error
+/// is this error. [`Events`](crate::Events) is a view of the same stream as
+/// events: there a block is the stream's final event, whose
+/// [`block`](crate::Event::block) is the same [`Block`], and the other
+/// failures are this error.
 ///
 /// # Example
 ///
@@ -522,12 +538,120 @@ impl std::error::Error for StreamError {
 }
 
 /// An `io::Error` of kind `InvalidData` whose inner error is the
-/// [`Block`] for a block, and the `StreamError` otherwise.
+/// `StreamError`, for every kind of failure (a block's [`Block`] is its
+/// [`block`](StreamError::block), and its `source()`).
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{Rule, Rules, StreamError};
+///
+/// let rules = Rules::builder().add(Rule::literal("x", "").id("no_x").block("no x")).build()?;
+/// let err: std::io::Error = rules.replacer().feed("a x").unwrap_err().into();
+/// let inner = err.get_ref().and_then(|e| e.downcast_ref::<StreamError>()).unwrap();
+/// assert_eq!(inner.block().map(|b| b.id()), Some("no_x"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 impl From<StreamError> for std::io::Error {
     fn from(e: StreamError) -> std::io::Error {
-        match e.inner.block.clone() {
-            Some(block) => std::io::Error::new(std::io::ErrorKind::InvalidData, block),
-            None => std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-        }
+        std::io::Error::new(std::io::ErrorKind::InvalidData, e)
     }
 }
+
+/// A stream stopped by a block rule: which rule, why, and where.
+///
+/// Everything before [`span`](Block::span)'s start was released; the match
+/// and everything after it never are.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{Rule, Rules};
+///
+/// let rules = Rules::builder().add(Rule::literal("DROP", "").id("sql").block("SQL")).build()?;
+/// let eval = rules.evaluate("ok; DROP TABLE x");
+/// let block = eval.block().unwrap();
+/// assert_eq!((block.rule(), block.id(), block.reason(), block.span()), (0, "sql", "SQL", 4..8));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Block {
+    pub(crate) rule: usize,
+    pub(crate) id: Arc<str>,
+    pub(crate) reason: Arc<str>,
+    pub(crate) span: Range<usize>,
+}
+
+impl Block {
+    /// The index of the rule that blocked.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().literal("a", "b").add(Rule::literal("x", "").block("x")).build()?;
+    /// assert_eq!(rules.evaluate("ax").block().unwrap().rule(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn rule(&self) -> usize {
+        self.rule
+    }
+
+    /// The id of the rule that blocked.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::literal("x", "").block("x")).build()?;
+    /// assert_eq!(rules.evaluate("x").block().unwrap().id(), "0");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The rule's reason.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::literal("x", "").block("no x")).build()?;
+    /// assert_eq!(rules.evaluate("x").block().unwrap().reason(), "no x");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// The blocked match, in offsets of the stream's input.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::literal("x", "").block("x")).build()?;
+    /// assert_eq!(rules.evaluate("abx").block().unwrap().span(), 2..3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn span(&self) -> Range<usize> {
+        self.span.clone()
+    }
+}
+
+impl fmt::Display for Block {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "blocked by rule {} at bytes {}..{}: {}",
+            self.id, self.span.start, self.span.end, self.reason
+        )
+    }
+}
+
+impl std::error::Error for Block {}

@@ -91,6 +91,7 @@ mod adapter;
 mod config;
 mod engine;
 mod error;
+mod events;
 pub mod guard;
 #[cfg(feature = "pii")]
 pub mod pack;
@@ -104,12 +105,12 @@ pub use crate::adapter::iter::{wrap, wrap_bytes, Wrap, WrapBytes};
 #[cfg(feature = "stream")]
 pub use crate::adapter::stream::{wrap_stream, wrap_stream_bytes, WrapStream, WrapStreamBytes};
 pub use crate::config::{Config, DfaKind, HeldLimit};
-pub use crate::error::{Error, ErrorKind, StreamError, StreamErrorKind};
-pub use crate::guard::{
-    Action, Block, Counters, EvaluateConfig, Evaluation, Event, Events, Rule, Trigger,
-};
+pub use crate::error::{Block, Error, ErrorKind, StreamError, StreamErrorKind};
+pub use crate::events::{Event, Events};
+pub use crate::guard::{Counters, EvaluateConfig, Evaluation, Trigger, TriggerRecording};
 pub use crate::replacement::{Captures, Match, Replacement};
 pub use crate::replacer::Replacer;
+pub use crate::rules::{Action, Rule};
 pub use crate::rules::{Pattern, Rules, RulesBuilder};
 
 // The README's Rust blocks are compiled and run as doctests of this crate.

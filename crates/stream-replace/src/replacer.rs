@@ -1,4 +1,6 @@
-//! One stream's state.
+//! One stream's state: the public face of the engine (argument checks, `&str`
+//! and byte output, the held limit, failures). The fast paths taken here,
+//! and why each is exact, are in the crate's `DESIGN.md`, section 4.
 
 use std::fmt;
 use std::ops::Range;
@@ -6,7 +8,9 @@ use std::ops::Range;
 use crate::config::HeldLimit;
 use crate::engine::{extend_small, LiteralFeed, Sink, StreamState, Verdict};
 use crate::error::StreamError;
-use crate::guard::{self, Counters, EvaluateConfig, Evaluation, StreamGuard, Trigger};
+use crate::guard::{
+    self, Counters, EvaluateConfig, Evaluation, StreamGuard, Trigger, TriggerRecording,
+};
 use crate::replacement::{Placeholders, State};
 use crate::rules::Rules;
 
@@ -686,8 +690,13 @@ impl Replacer {
     ///
     /// # Errors
     ///
-    /// A [`StreamError`] when the stream failed before and has not been
-    /// [reset](Replacer::reset); the replacer is then reset.
+    /// A [`StreamError`] when a block rule stops the stream at its end, or
+    /// when the stream failed before and has not been
+    /// [reset](Replacer::reset). A failed stream (blocked, over its held
+    /// limit, or poisoned by a panic) stays failed for every later `feed`
+    /// and `flush` alike, which return the same error and release nothing,
+    /// until [`reset`](Replacer::reset): see
+    /// [Reporting a failure](crate::StreamError#reporting-a-failure).
     ///
     /// # Example
     ///
@@ -737,7 +746,9 @@ impl Replacer {
     /// call shows the output up to its last delimiter (whitespace or one of
     /// `.,;!?()[]{}`), and keeps the rest until a later call shows a
     /// delimiter after it, the stream ends or fails, or the run without a
-    /// delimiter grows past `cap` bytes (then it is shown whole). A UI then
+    /// delimiter grows past `cap` bytes (then it is shown whole). `cap`
+    /// bounds that run only, the text after the last delimiter: a call may
+    /// show more than `cap` bytes before it. A UI then
     /// never shows half a word or half a placeholder. The joined output
     /// does not change; the text kept this way (at most `cap` bytes plus one
     /// call's output) is not counted in [`held`](Replacer::held): see
@@ -790,14 +801,22 @@ impl Replacer {
         let old = self.words.len();
         self.words.extend_from_slice(&out[start..]);
         out.truncate(start);
-        // The text kept back has no delimiter: only the new part can.
-        let cut = if all || self.words.len() > cap {
-            self.words.len()
+        // The text kept back has no delimiter: only the new part can. The
+        // cap bounds the run after the last delimiter, not what this call
+        // shows before it.
+        let len = self.words.len();
+        let cut = if all {
+            len
         } else {
-            self.words[old..]
+            let last = self.words[old..]
                 .iter()
                 .rposition(|&b| is_delimiter(b))
-                .map_or(0, |j| old + j + 1)
+                .map_or(0, |j| old + j + 1);
+            if len - last > cap {
+                len
+            } else {
+                last
+            }
         };
         out.extend_from_slice(&self.words[..cut]);
         self.words.drain(..cut);
@@ -853,7 +872,21 @@ impl Replacer {
     }
 
     /// Abandons the current stream: drops what is held (without emitting
-    /// it) and makes the replacer ready for a new stream.
+    /// it) and makes the replacer ready for a new stream. The only way out
+    /// of a failed stream (blocked, over its held limit, or poisoned).
+    ///
+    /// What belongs to the stream goes: the held text, the offset, the
+    /// failure and its block, the placeholders numbered so far
+    /// ([`Replacement::counter`](crate::Replacement::counter) starts again
+    /// from 1), the output kept back by
+    /// [`release_at_words`](Replacer::release_at_words). What belongs to
+    /// the replacer stays: its own allowlist ([`allow`](Replacer::allow)),
+    /// the [`counters`](Replacer::counters) (totals over its life: take
+    /// them with [`take_counters`](Replacer::take_counters)), the trigger
+    /// recording mode and the triggers not yet taken (take them before a
+    /// reset to keep streams apart), the `release_at_words` setting, and
+    /// the values of [`Replacement::with_state`](crate::Replacement::with_state)
+    /// closures (see [`take_state`](Replacer::take_state) to clear one).
     ///
     /// # Example
     ///
@@ -862,10 +895,13 @@ impl Replacer {
     ///
     /// let rules = Rules::builder().literal("hello", "bye").build()?;
     /// let mut r = rules.replacer();
+    /// r.allow("hello there");
+    /// assert_eq!(r.feed("hello ")?, "bye ");
     /// assert_eq!(r.feed("hel")?, "");
     /// r.reset(); // "hel" is dropped, never emitted
     /// assert_eq!(r.feed("lo")?, "lo");
     /// assert_eq!(r.offset(), 2);
+    /// assert_eq!(r.counters().matches("0"), 1); // counters stay
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn reset(&mut self) {
@@ -924,7 +960,12 @@ impl Replacer {
 
     /// Turns the recording of [`Trigger`]s on or off; with `values`, each
     /// keeps the matched text. Recorded triggers accumulate until
-    /// [`take_triggers`](Replacer::take_triggers).
+    /// [`take_triggers`](Replacer::take_triggers). The same as
+    /// [`set_trigger_recording`](Replacer::set_trigger_recording), which
+    /// names the three choices (`(false, _)` is
+    /// [`Off`](TriggerRecording::Off), `(true, false)`
+    /// [`Spans`](TriggerRecording::Spans), `(true, true)`
+    /// [`Values`](TriggerRecording::Values)); prefer it in new code.
     ///
     /// # Example
     ///
@@ -947,6 +988,31 @@ impl Replacer {
             self.guard.triggers = None;
         } else if self.guard.triggers.is_none() {
             self.guard.triggers = Some(Vec::new());
+        }
+    }
+
+    /// Sets what the stream records as [`Trigger`]s from now on. Recorded
+    /// triggers accumulate until [`take_triggers`](Replacer::take_triggers);
+    /// turning recording off drops those not taken.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules, TriggerRecording};
+    ///
+    /// let rules = Rules::builder().add(Rule::regex(r"\d+", "N").id("num")).build()?;
+    /// let mut r = rules.replacer();
+    /// r.set_trigger_recording(TriggerRecording::Spans);
+    /// let _ = r.feed("a 12 b")?;
+    /// let t = r.take_triggers();
+    /// assert_eq!((t[0].id(), t[0].span(), t[0].value()), ("num", 2..4, None));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_trigger_recording(&mut self, mode: TriggerRecording) {
+        match mode {
+            TriggerRecording::Off => self.record_triggers(false, false),
+            TriggerRecording::Spans => self.record_triggers(true, false),
+            TriggerRecording::Values => self.record_triggers(true, true),
         }
     }
 
@@ -1326,29 +1392,21 @@ impl Replacer {
     }
 
     fn flush_engine(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
-        if let Err(e) = self.enter() {
-            // Ends the failed stream: the next call starts a new one.
-            self.failed = None;
-            self.sync_plain();
-            self.stream.reset();
-            return Err(e);
-        }
+        // A failed stream stays failed, for `flush` as for `feed`, until an
+        // explicit `reset`.
+        self.enter()?;
         let mut sink = byte_out!(self, out);
         self.stream.finish(&self.rules.inner.program, &mut sink);
         self.busy = false;
         if self.stream.is_stopped() {
-            let e = self.fail_blocked();
-            // As above: the failed stream is over.
-            self.failed = None;
-            self.sync_plain();
-            return Err(e);
+            return Err(self.fail_blocked());
         }
         Ok(())
     }
 
     /// Fails the stream on the block the sink recorded: drops what it
     /// holds, unreleased, and refuses every later call with the same error
-    /// until the stream ends.
+    /// until a reset.
     #[cold]
     fn fail_blocked(&mut self) -> StreamError {
         let held = self.stream.held();

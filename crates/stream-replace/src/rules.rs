@@ -1,5 +1,6 @@
 //! Compiled rule sets and their builder.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -15,7 +16,6 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 use crate::config::Config;
 use crate::engine::{Program, Source};
 use crate::error::{Error, ErrorKind};
-use crate::guard::{Action, Meta, Rule};
 use crate::replacement::{Captures, Compiled, Replacement, State};
 
 /// A rule's pattern: literal text or a regex in the `regex` crate's syntax.
@@ -784,5 +784,277 @@ impl fmt::Debug for Rules {
             .field("meta", &self.inner.meta)
             .field("config", &self.inner.config)
             .finish()
+    }
+}
+
+/// A check on a decided match's text: `false` rejects the match.
+pub(crate) type Validator = Arc<dyn Fn(&str) -> bool + Send + Sync + 'static>;
+
+/// What a rule does with a match.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{Action, Rule};
+///
+/// assert_eq!(Rule::literal("x", "y").get_action(), &Action::Replace);
+/// assert_eq!(Rule::literal("x", "y").block("no x").get_action(), &Action::Block("no x".into()));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Action {
+    /// Put the rule's replacement in place of the match.
+    Replace,
+    /// Stop the stream before the match, with this reason: the match and
+    /// everything after it are never released.
+    Block(String),
+}
+
+/// One rule with its guard metadata: a pattern, a replacement, an id, an
+/// action and an optional validator. Add it with
+/// [`RulesBuilder::add`](crate::RulesBuilder::add).
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::{Rule, Rules};
+///
+/// let even = Rule::regex(r"\b\d+\b", "[EVEN]")
+///     .id("even")
+///     .validator(|text| text.parse::<u64>().is_ok_and(|n| n % 2 == 0));
+/// let rules = Rules::builder().add(even).build()?;
+/// assert_eq!(rules.replace_all("1 2 3 4"), "1 [EVEN] 3 [EVEN]");
+/// assert_eq!(rules.id(0), "even");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Rule {
+    pub(crate) pattern: Pattern,
+    pub(crate) replacement: Replacement,
+    pub(crate) id: Option<String>,
+    pub(crate) action: Action,
+    pub(crate) validator: Option<Validator>,
+}
+
+impl Rule {
+    /// A rule: `pattern` replaced by `replacement`, with no id (its index
+    /// stands for it), no validator, and [`Action::Replace`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Replacement, Rule, Rules};
+    ///
+    /// let rule = Rule::new(Pattern::literal("a+b"), Replacement::template("[$0]"));
+    /// let rules = Rules::builder().add(rule).build()?;
+    /// assert_eq!(rules.replace_all("a+b"), "[a+b]");
+    /// assert_eq!(rules.id(0), "0");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new(pattern: Pattern, replacement: Replacement) -> Rule {
+        Rule {
+            pattern,
+            replacement,
+            id: None,
+            action: Action::Replace,
+            validator: None,
+        }
+    }
+
+    /// A literal pattern replaced by literal text.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::literal("a.b", "X")).build()?;
+    /// assert_eq!(rules.replace_all("a.b axb"), "X axb");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn literal(pattern: &str, replacement: impl Into<String>) -> Rule {
+        Rule::new(Pattern::literal(pattern), Replacement::literal(replacement))
+    }
+
+    /// A regex replaced by a template (`$1`, `${name}`, `$$`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::regex(r"(\d+)", "#$1")).build()?;
+    /// assert_eq!(rules.replace_all("a 12"), "a #12");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn regex(pattern: &str, template: impl Into<String>) -> Rule {
+        Rule::new(Pattern::regex(pattern), Replacement::template(template))
+    }
+
+    /// A regex replaced by `mask`, literal text: no `$` expansion, so a
+    /// mask such as `"$5 fee"` comes out as written. [`Rule::regex`] takes
+    /// a template (like [`RulesBuilder::regex`](crate::RulesBuilder::regex)
+    /// and `regex`'s `replace_all`), where `$` must be written `$$`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::regex_mask(r"(\d+) USD", "$1")).build()?;
+    /// assert_eq!(rules.replace_all("pay 12 USD"), "pay $1");
+    /// let templated = Rules::builder().add(Rule::regex(r"(\d+) USD", "$1")).build()?;
+    /// assert_eq!(templated.replace_all("pay 12 USD"), "pay 12");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn regex_mask(pattern: &str, mask: impl Into<String>) -> Rule {
+        Rule::new(Pattern::regex(pattern), Replacement::literal(mask))
+    }
+
+    /// A rule that only counts: each match passes through unchanged, and is
+    /// counted in the stream's [`Counters`](crate::Counters) (under the rule's
+    /// [`id`](Rule::id)) and reported as a [`Trigger`](crate::Trigger) when triggers are
+    /// recorded. Scanning goes on after each match, as after any other.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Pattern, Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::count(Pattern::regex(r"\bTODO\b")).id("todo")).build()?;
+    /// let mut r = rules.replacer();
+    /// let out = r.feed("TODO: a, TO")? + &r.feed("DO b")? + &r.flush()?;
+    /// assert_eq!(out, "TODO: a, TODO b");
+    /// assert_eq!(r.counters().matches("todo"), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn count(pattern: Pattern) -> Rule {
+        Rule::new(pattern, Replacement::template("$0"))
+    }
+
+    /// Names the rule in reports, events and errors (by default, its index
+    /// in the rule set).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::literal("x", "y").id("ex")).build()?;
+    /// assert_eq!(rules.id(0), "ex");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn id(mut self, id: impl Into<String>) -> Rule {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// Makes the rule block the stream, with `reason` (see
+    /// [`Action::Block`]). The replacement is then used only where blocks
+    /// are turned off (see [`Rule::action`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Rule, Rules};
+    ///
+    /// let rules = Rules::builder().add(Rule::literal("BEGIN KEY", "").block("private key")).build()?;
+    /// let mut r = rules.replacer();
+    /// let err = r.feed("ok. BEGIN KEY abc").unwrap_err();
+    /// assert_eq!(err.released(), b"ok. ");
+    /// assert_eq!(err.block().unwrap().reason(), "private key");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn block(self, reason: impl Into<String>) -> Rule {
+        self.action(Action::Block(reason.into()))
+    }
+
+    /// Sets the rule's action ([`Action::Replace`] turns a block off).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Action, Rule, Rules};
+    ///
+    /// let rule = Rule::literal("secret", "[X]").block("secret").action(Action::Replace);
+    /// let rules = Rules::builder().add(rule).build()?;
+    /// assert_eq!(rules.replace_all("a secret"), "a [X]");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn action(mut self, action: Action) -> Rule {
+        self.action = action;
+        self
+    }
+
+    /// Adds a check on the matched text: a match it rejects is not a match
+    /// (see the [exact semantics](crate::guard#what-a-match-means-exactly)).
+    ///
+    /// The check runs once per decided candidate, in stream order; it must
+    /// be a function of the text alone for streams to equal the whole-input
+    /// reference.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{validate, Rule, Rules};
+    ///
+    /// let card = Rule::regex(r"\b\d{4}(?: ?\d{4}){3}\b", "[CARD]").validator(validate::luhn);
+    /// let rules = Rules::builder().add(card).build()?;
+    /// assert_eq!(rules.replace_all("4111 1111 1111 1111, 4111 1111 1111 1112"), "[CARD], 4111 1111 1111 1112");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn validator<F>(mut self, f: F) -> Rule
+    where
+        F: Fn(&str) -> bool + Send + Sync + 'static,
+    {
+        self.validator = Some(Arc::new(f));
+        self
+    }
+
+    /// The rule's action.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Action, Rule};
+    ///
+    /// assert_eq!(Rule::literal("a", "b").get_action(), &Action::Replace);
+    /// ```
+    pub fn get_action(&self) -> &Action {
+        &self.action
+    }
+}
+
+impl fmt::Debug for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rule")
+            .field("pattern", &self.pattern)
+            .field("replacement", &self.replacement)
+            .field("id", &self.id)
+            .field("action", &self.action)
+            .field("validator", &self.validator.as_ref().map(|_| ".."))
+            .finish()
+    }
+}
+
+/// The guard metadata of a built rule set, per rule.
+#[derive(Default)]
+pub(crate) struct Meta {
+    pub(crate) ids: Arc<[Arc<str>]>,
+    pub(crate) actions: Vec<Action>,
+    pub(crate) validators: Vec<Option<Validator>>,
+    pub(crate) allow: HashSet<Box<[u8]>>,
+    /// Per rule: no validator and [`Action::Replace`], so that with no
+    /// allowlist and no trigger recording its match only needs counting.
+    pub(crate) plain: Vec<bool>,
+}
+
+impl fmt::Debug for Meta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Meta")
+            .field("ids", &self.ids)
+            .field("actions", &self.actions)
+            .field("allow", &self.allow.len())
+            .finish_non_exhaustive()
     }
 }

@@ -97,10 +97,9 @@ impl<W: Write> ReplaceWriter<W> {
     ///
     /// An error from the inner writer, or an [`io::Error`] of kind
     /// [`InvalidData`](io::ErrorKind::InvalidData) wrapping a
-    /// [`StreamError`] when the stream failed on a held-bytes limit, or
-    /// wrapping the [`Block`](crate::Block) when a block rule stopped it
-    /// (the text before the block is written first; nothing after it). The
-    /// writer is lost either way; use
+    /// [`StreamError`] when the stream failed (a held-bytes limit, or a
+    /// block rule that stopped it: then the text before the block is
+    /// written first, nothing after it). The writer is lost either way; use
     /// [`try_finish`](ReplaceWriter::try_finish) to keep it.
     ///
     /// # Example
@@ -151,9 +150,11 @@ impl<W: Write> ReplaceWriter<W> {
     pub fn try_finish(&mut self) -> io::Result<()> {
         self.drain()?;
         if !self.ended {
-            // Set first: on error the replacer has already reset itself.
             self.ended = true;
             if let Err(e) = self.replacer.flush_bytes_into(&mut self.out) {
+                // The failure is reported once: finishing ends the failed
+                // stream, and later writes start a new one.
+                self.replacer.reset();
                 let _ = self.drain();
                 return Err(e.into());
             }
@@ -250,10 +251,10 @@ impl<W: Write> Write for ReplaceWriter<W> {
     /// An error from the inner writer while writing output left over by an
     /// earlier call (then none of `buf` was taken), or an error of kind
     /// [`InvalidData`](io::ErrorKind::InvalidData) wrapping a
-    /// [`StreamError`] when the stream failed on a held-bytes limit, or
-    /// wrapping the [`Block`](crate::Block) when a block rule stopped it
-    /// (the text before the block is written first; nothing after it) (then
-    /// every later write fails too, until the stream is finished).
+    /// [`StreamError`] when the stream failed (a held-bytes limit, or a
+    /// block rule that stopped it: then the text before the block is
+    /// written first, nothing after it); every later write fails too,
+    /// until the stream is finished.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.drain()?;
         if buf.is_empty() {
@@ -480,9 +481,9 @@ impl<R: Read> Read for ReplaceReader<R> {
     /// An error from the inner reader other than
     /// [`Interrupted`](io::ErrorKind::Interrupted), or an error of kind
     /// [`InvalidData`](io::ErrorKind::InvalidData) wrapping a
-    /// [`StreamError`] when the stream failed on a held-bytes limit, or
-    /// wrapping the [`Block`](crate::Block) when a block rule stopped it (the
-    /// text before the block is read first, and the error on the next read).
+    /// [`StreamError`] when the stream failed (a held-bytes limit, or a
+    /// block rule that stopped it: then the text before the block is read
+    /// first, and the error on the next read).
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);

@@ -16,10 +16,16 @@ use crate::replacer::Replacer;
 /// nothing). Joined, the items equal [`Rules::replace_all`] on the joined
 /// chunks.
 ///
-/// The iterator is fused. After an error (the held text exceeded
-/// [`Config::max_held`]) it yields that error once and then ends without
-/// pulling more chunks. Either way, once it has ended the replacer is ready
-/// for a new stream; [`Wrap::into_parts`] gives it back.
+/// The iterator is fused. After an error (a block, or the held text
+/// exceeded [`Config::max_held`]) it yields the text released before it,
+/// if any, then that error once, and then ends without pulling more chunks.
+/// Either way, once it has ended the replacer is ready for a new stream;
+/// [`Wrap::into_parts`] gives it back.
+///
+/// `collect::<Result<String, _>>()` fails closed: on an error it gives the
+/// error alone, and the safe text yielded before it is dropped with the
+/// rest. To keep that text (say, to send the part of a reply before a
+/// block), take the items one by one.
 ///
 /// For chunks of bytes, cut anywhere, use [`wrap_bytes`].
 ///
@@ -41,6 +47,20 @@ use crate::replacer::Replacer;
 /// assert_eq!(out.next().transpose()?.as_deref(), Some("[EMAIL] "));
 /// assert_eq!(out.next().transpose()?.as_deref(), Some("now!"));
 /// assert_eq!(out.next().transpose()?, None);
+///
+/// // A block: `collect` gives the error only; a loop keeps the safe text.
+/// use stream_replace::Rule;
+/// let rules = Rules::builder().add(Rule::literal("KEY", "").block("key")).build()?;
+/// let all: Result<String, _> = wrap(rules.replacer(), ["ok ", "KEY"]).collect();
+/// assert!(all.is_err());
+/// let mut safe = String::new();
+/// for item in wrap(rules.replacer(), ["ok ", "KEY"]) {
+///     match item {
+///         Ok(text) => safe += &text,
+///         Err(e) => assert_eq!(e.block().unwrap().reason(), "key"),
+///     }
+/// }
+/// assert_eq!(safe, "ok ");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn wrap<I>(replacer: Replacer, chunks: I) -> Wrap<I::IntoIter>

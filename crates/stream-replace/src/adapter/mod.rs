@@ -128,10 +128,14 @@ impl Driver {
     ) -> ControlFlow<Option<Result<U::Out, StreamError>>> {
         let Some(chunk) = chunk else {
             self.done = true;
-            // A failed flush has already reset the replacer.
             return ControlFlow::Break(match U::flush(&mut self.replacer) {
                 Ok(out) if out.as_ref().is_empty() => None,
-                Err(e) => self.fail::<U>(e),
+                Err(e) => {
+                    // The adapter ends here; its replacer is handed back
+                    // ready for a new stream (see `done`).
+                    self.replacer.reset();
+                    self.fail::<U>(e)
+                }
                 result => Some(result),
             });
         };

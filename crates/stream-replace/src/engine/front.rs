@@ -23,7 +23,9 @@ use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::nfa::contiguous;
 use aho_corasick::{dfa, Anchored, PatternID};
 
-use super::literal::HAS_CHILD;
+/// The flag of a state's depth entry (`literal`'s depth map, a row's last
+/// entry) when a trie edge goes out of it: a longer literal goes on.
+pub(super) const HAS_CHILD: u32 = 1 << 31;
 
 /// The tag of a front automaton's state that is the NFA's own: a state
 /// without a row, whose ID is the NFA's.

@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash};
 
+use super::bytes::IdHasher;
 use super::dfa::Dfa;
-use super::IdHasher;
 
 /// What the future of a DFA state holds, whatever bytes come next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

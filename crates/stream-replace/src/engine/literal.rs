@@ -43,11 +43,11 @@ use aho_corasick::automaton::{Automaton, Candidate, Prefilter};
 use aho_corasick::nfa::{contiguous, noncontiguous};
 use aho_corasick::{dfa, MatchKind, Span, StartKind};
 
-use super::front::{Front, Step};
-use super::is_continuation;
+use super::bytes::is_continuation;
+use super::bytes::IdHasher;
+use super::front::{Front, Step, HAS_CHILD};
 use super::matcher::{Decided, Matcher, Scan};
 use super::tape::Tape;
-use super::IdHasher;
 
 /// The most a chunk stepped in place (`Literals::run_in_place`) may leave
 /// held; less than the first segment the stream is fed of a chunk.
@@ -56,9 +56,6 @@ const IN_PLACE_HELD: usize = 64;
 /// Maps a state to its depth, with `HAS_CHILD` set when a longer literal
 /// goes on from it.
 type DepthMap = HashMap<u32, u32, BuildHasherDefault<IdHasher>>;
-
-/// The flag of a state in `DepthMap` with a trie edge out of it.
-pub(crate) const HAS_CHILD: u32 = 1 << 31;
 
 /// The depth table: indexed by state ID where the IDs are dense enough
 /// (the DFA's, a multiple of its stride), hashed otherwise (the
@@ -339,14 +336,20 @@ impl Program {
         &self.bytes[from..self.ends[k]]
     }
 
-    /// Compares the patterns from `from` on, in order, with `hay` (the
-    /// text from a start on, to the end of the tape; `eof` when the input
-    /// ends there): the first that matches there, unless one before it
-    /// runs past the end of `hay` while agreeing with it (then more text
-    /// must settle that one first).
-    fn anchored(&self, hay: &[u8], from: usize, eof: bool) -> AtStart {
+    /// How many of the literals belong to rules with an index below
+    /// `rule`.
+    pub(crate) fn rules_before(&self, rule: usize) -> usize {
+        self.rules.partition_point(|&r| r < rule)
+    }
+
+    /// Compares the patterns `from..to`, in order, with `hay` (the text
+    /// from a start on, to the end of the tape; `eof` when the input ends
+    /// there): the first that matches there, unless one before it runs
+    /// past the end of `hay` while agreeing with it (then more text must
+    /// settle that one first).
+    fn anchored(&self, hay: &[u8], from: usize, to: usize, eof: bool) -> AtStart {
         let mut died = 0;
-        for k in from..self.ends.len() {
+        for k in from..to.min(self.ends.len()) {
             let lit = self.literal(k);
             let n = lit.len().min(hay.len());
             let same = if self.caseless {
@@ -691,11 +694,13 @@ pub(crate) struct Literals {
     decided: Option<Decided>,
     /// Set under `Matcher::focus`: only a match starting there counts.
     focus: Option<usize>,
-    /// Set by `Matcher::exclude`: the start of the rejected match, and the
-    /// first pattern not yet known to fail there (the ones before it were
-    /// excluded, or compared and did not match). Kept once the check
-    /// decided a match, so that `focus` on the same start repeats it.
-    exclude: Option<(usize, usize)>,
+    /// Set by `Matcher::exclude` and `Matcher::cap`: a start, the first
+    /// pattern not yet known to fail there (the ones before it were
+    /// excluded, or compared and did not match), and the end of the
+    /// patterns that may still start there (the ones from it on lose to a
+    /// match another matcher decided there). Kept once the check decided a
+    /// match, so that `focus` on the same start repeats it.
+    exclude: Option<(usize, usize, usize)>,
 }
 
 impl Literals {
@@ -722,8 +727,8 @@ impl Literals {
         if let Some(d) = &self.decided {
             return Scan::Decided(d.clone());
         }
-        if let Some((at, from)) = self.exclude {
-            match prog.anchored(&tape.bytes()[at - tape.base()..], from, eof) {
+        if let Some((at, from, to)) = self.exclude {
+            match prog.anchored(&tape.bytes()[at - tape.base()..], from, to, eof) {
                 AtStart::Match(k, len) => {
                     let d = Decided {
                         rule: prog.rules[k],
@@ -734,7 +739,7 @@ impl Literals {
                     return Scan::Decided(d);
                 }
                 AtStart::Pending(k) => {
-                    self.exclude = Some((at, k));
+                    self.exclude = Some((at, k, to));
                     self.pos = tape.offset();
                     return Scan::Done;
                 }
@@ -957,7 +962,18 @@ impl Matcher for Literals {
 
     fn exclude(&mut self, at: usize, rule: usize) {
         self.restart(at);
-        self.exclude = Some((at, rule + 1));
+        self.exclude = Some((at, rule + 1, usize::MAX));
+    }
+
+    fn cap(&mut self, at: usize, end: usize) {
+        // An exclusion at `at` still stands: the patterns it left, below
+        // `end`, are compared there.
+        let from = match self.exclude {
+            Some((a, from, _)) if a == at => from,
+            _ => 0,
+        };
+        self.restart(at);
+        self.exclude = Some((at, from, end));
     }
 
     fn focus(&mut self, start: usize) {
@@ -1123,7 +1139,7 @@ impl Literals {
         if let Some(s) = self.earliest_candidate() {
             p = p.min(s);
         }
-        if let Some((at, _)) = self.exclude {
+        if let Some((at, ..)) = self.exclude {
             p = p.min(at);
         }
         p

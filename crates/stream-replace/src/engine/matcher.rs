@@ -5,10 +5,27 @@
 //! rules could still start a match (its earliest live position) and the
 //! candidates it has decided. The stream merges what its matchers report
 //! (see [`pick`]), releases text, and tells every matcher where to go on.
+//! `DESIGN.md` (section 2, "The merge", and section 5, "Adding a matcher")
+//! says what a new matcher must provide.
 
 use std::ops::Range;
 
 use super::tape::Tape;
+
+/// What a sink makes of a decided match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The match stands (the sink wrote its output); the stream goes on
+    /// from its end.
+    Accept,
+    /// The match is not a match: the stream scans again from its start as
+    /// if its rule, and every rule before it, did not match there (rules
+    /// before it did not: it won there). See [`Matcher::exclude`].
+    Reject,
+    /// The stream stops before the match: nothing from its start on is
+    /// released, by this call or any later one, until a reset.
+    Stop,
+}
 
 /// A match a matcher has decided: no continuation of the stream can change
 /// it, as far as that matcher's rules go.
@@ -126,6 +143,15 @@ pub(crate) trait Matcher {
     /// are rare: this may take a slow path, as long as each rejection
     /// costs time linear in the text it scans again.
     fn exclude(&mut self, at: usize, rule: usize);
+
+    /// Goes on from `at` with nothing alive, as [`restart`](Matcher::restart),
+    /// except that only rules with an index below `end` may start a match
+    /// at `at` (and an exclusion at `at` still stands): another matcher
+    /// decided a match of a rule listed before the others at `at`, so only
+    /// these can still beat it there (see [`pick`]). Every rule starts as
+    /// usual after `at`. Called at most once per decided candidate; may
+    /// take a slow path, as [`exclude`](Matcher::exclude) does.
+    fn cap(&mut self, at: usize, end: usize);
 
     /// Follows only the candidate that starts at `start` (at or after the
     /// tape's `emitted`), stepping again from there, until it is decided

@@ -1,5 +1,8 @@
 //! The streaming engine: a tape and its matchers.
 //!
+//! The crate's `DESIGN.md` describes the whole design: the semantics, the
+//! merge, each fast path and why it is exact, and how to add a matcher.
+//!
 //! The [`tape`] holds the bytes a stream has received and not yet released
 //! (plus a few released ones as look-behind). Matchers (see [`matcher`])
 //! follow the rules over it and report, as values, where a match could
@@ -44,6 +47,8 @@
 //!   blocks stays pending in its matcher's slot, and the stream holds
 //!   everything from its start.
 
+mod automaton;
+mod bytes;
 mod dfa;
 mod edges;
 mod front;
@@ -61,70 +66,15 @@ pub(crate) use tape::extend_small;
 
 use std::borrow::Cow;
 
+use bytes::is_continuation;
 use literal::Literals;
+pub(crate) use matcher::Verdict;
 use matcher::{Decided, Live, Matcher, Scan};
 use tape::Tape;
 use threads::Threads;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind};
-
-#[inline(always)]
-fn is_continuation(b: u8) -> bool {
-    b & 0xC0 == 0x80
-}
-
-/// A multiplicative hash for automaton state ids and tuples of them
-/// (small integers from the automaton, no adversary), where SipHash
-/// showed in the profiles of the memos looked up per feed or per byte.
-/// `IdHasher(seed)` starts a tuple's hash from a seed.
-#[derive(Default)]
-pub(crate) struct IdHasher(pub(crate) u64);
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        // The low bits of the product, which pick the bucket, are weak.
-        self.0 ^ (self.0 >> 29)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        // The rotation makes a tuple's hash depend on its order.
-        self.0 = (self.0.rotate_left(5) ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-/// The length of the UTF-8 encoding that starts with `b`, or 1 where `b`
-/// cannot start one (as `regex-automata`'s own decoder sees it).
-fn utf8_len(b: u8) -> usize {
-    match b {
-        0x00..=0x7F => 1,
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF7 => 4,
-        _ => 1,
-    }
-}
-
-/// What a sink makes of a decided match.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// The match stands (the sink wrote its output); the stream goes on
-    /// from its end.
-    Accept,
-    /// The match is not a match: the stream scans again from its start as
-    /// if its rule, and every rule before it, did not match there (rules
-    /// before it did not: it won there). See `Matcher::exclude`.
-    Reject,
-    /// The stream stops before the match: nothing from its start on is
-    /// released, by this call or any later one, until a reset.
-    Stop,
-}
 
 /// Where decided text goes: raw text, and decided matches with their rule.
 pub(crate) trait Sink {
@@ -368,6 +318,10 @@ pub(crate) struct StreamState {
     /// match and might grow it: the text after that match was dropped, so
     /// the suppression ends where the candidate stops, not at its match.
     suppress_tail: bool,
+    /// Per matcher: the start and rule of the decided candidate it was
+    /// last capped for (`Matcher::cap`), so that it is capped once per
+    /// candidate. Cleared whenever the matchers go on from a new position.
+    capped: [Option<(usize, usize)>; 2],
     /// Set when the sink stopped the stream (`Verdict::Stop`): nothing is
     /// scanned or released until a reset.
     stopped: bool,
@@ -389,6 +343,7 @@ impl StreamState {
             died: [None, None],
             suppress: None,
             suppress_tail: false,
+            capped: [None, None],
             stopped: false,
             token: false,
         }
@@ -406,6 +361,7 @@ impl StreamState {
         self.died = [None, None];
         self.suppress = None;
         self.suppress_tail = false;
+        self.capped = [None, None];
         self.stopped = false;
     }
 
@@ -951,12 +907,60 @@ impl StreamState {
             }
             let live = self.lives(prog, eof);
             let Some(i) = matcher::pick(&self.decided, &live) else {
+                if self.cap_blockers(prog, &live) {
+                    continue;
+                }
                 return;
             };
             if let Some(d) = self.decided[i].take() {
                 self.decide(prog, d, sink);
             }
         }
+    }
+
+    /// When `pick` decided nothing: a matcher that blocks the least
+    /// decided candidate only at its start, with a rule listed before the
+    /// candidate's, may have nothing alive there but later rules, which
+    /// that candidate beats (leftmost-first). Each such matcher is capped
+    /// there (`Matcher::cap`): only its rules before the candidate's may
+    /// still start a match at its start. Returns whether one was, so the
+    /// matchers scan again. Each matcher is capped once per candidate, so
+    /// this ends. Not under a suppression, which follows one candidate.
+    fn cap_blockers(&mut self, prog: &Program, live: &[Live; 2]) -> bool {
+        if self.suppress.is_some() {
+            return false;
+        }
+        let Some(d) = self
+            .decided
+            .iter()
+            .flatten()
+            .min_by_key(|d| (d.span.start, d.rule))
+        else {
+            return false;
+        };
+        let (start, rule) = (d.span.start, d.rule);
+        let mut capped = false;
+        for i in [THREADS, LITERAL] {
+            let l = &live[i];
+            if self.decided[i].is_some()
+                || l.start != start
+                || l.first_rule >= rule
+                || self.capped[i] == Some((start, rule))
+            {
+                continue;
+            }
+            self.capped[i] = Some((start, rule));
+            if i == THREADS {
+                if let Some(t) = &mut self.threads {
+                    let end = prog.thread_rules.partition_point(|&r| r < rule);
+                    t.cap(start, end);
+                }
+            } else if let Some(p) = &prog.literal {
+                self.literals.cap(start, p.rules_before(rule));
+            }
+            capped = true;
+        }
+        capped
     }
 
     /// Whether every matcher the program has stopped following the
@@ -1003,6 +1007,7 @@ impl StreamState {
         self.literals.discard(end);
         self.decided = [None, None];
         self.died = [None, None];
+        self.capped = [None, None];
         self.suppress = None;
         self.suppress_tail = false;
         self.tape.compact();
@@ -1121,6 +1126,7 @@ impl StreamState {
             }
         }
         self.died = [None, None];
+        self.capped = [None, None];
     }
 
     /// With nothing held, scans `chunk` where it is and records as released
@@ -1255,6 +1261,7 @@ impl StreamState {
         }
         self.decided = [None, None];
         self.died = [None, None];
+        self.capped = [None, None];
     }
 
     /// Checks the invariants in the module docs (debug builds only).

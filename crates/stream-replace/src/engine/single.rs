@@ -13,8 +13,8 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
+use super::automaton::{byte_kind, Automaton, MemoStart, LOOK_BEHINDS};
 use super::dfa::Dfa;
-use super::threads::{byte_kind, MemoStart, Prog, LOOK_BEHINDS};
 
 /// Configurations a scratch's memo keeps before it starts over.
 const MAX_CONFIGS: usize = 64;
@@ -68,20 +68,20 @@ pub(super) trait Memo<S> {
     /// Makes the memo valid for the cache's clear count `clears`.
     fn prepare(&mut self, clears: usize);
     /// The row of a configuration, if the memo has or can add it.
-    fn config<D: Dfa<Sid = S>>(&mut self, prog: &Prog<D>, sid: S, kind: u8) -> Option<usize>;
+    fn config<D: Dfa<Sid = S>>(&mut self, prog: &Automaton<D>, sid: S, kind: u8) -> Option<usize>;
     /// The table (see [`Single::table`]).
     fn table(&self) -> &[u32];
     /// Works out an unknown entry, if the memo can learn.
     fn step<D: Dfa<Sid = S>>(
         &mut self,
-        prog: &Prog<D>,
+        prog: &Automaton<D>,
         cache: &mut D::Cache,
         row: usize,
         lb: Option<u8>,
         b: u8,
     ) -> Step;
     /// The thread state of the configuration at `row`.
-    fn state<D: Dfa<Sid = S>>(&self, prog: &Prog<D>, row: usize) -> S;
+    fn state<D: Dfa<Sid = S>>(&self, prog: &Automaton<D>, row: usize) -> S;
     /// Records where the loop stopped.
     fn leave(&mut self, row: usize);
 }
@@ -93,7 +93,7 @@ impl<S: Copy + Eq> Memo<S> for Single<S> {
     }
 
     #[inline(always)]
-    fn config<D: Dfa<Sid = S>>(&mut self, prog: &Prog<D>, sid: S, kind: u8) -> Option<usize> {
+    fn config<D: Dfa<Sid = S>>(&mut self, prog: &Automaton<D>, sid: S, kind: u8) -> Option<usize> {
         Single::config(self, prog, sid, kind)
     }
 
@@ -105,7 +105,7 @@ impl<S: Copy + Eq> Memo<S> for Single<S> {
     #[inline(always)]
     fn step<D: Dfa<Sid = S>>(
         &mut self,
-        prog: &Prog<D>,
+        prog: &Automaton<D>,
         cache: &mut D::Cache,
         row: usize,
         lb: Option<u8>,
@@ -115,7 +115,7 @@ impl<S: Copy + Eq> Memo<S> for Single<S> {
     }
 
     #[inline(always)]
-    fn state<D: Dfa<Sid = S>>(&self, prog: &Prog<D>, row: usize) -> S {
+    fn state<D: Dfa<Sid = S>>(&self, prog: &Automaton<D>, row: usize) -> S {
         Single::state(self, prog, row)
     }
 
@@ -146,7 +146,7 @@ impl<S: Copy + Eq + Hash> Frozen<S> {
     /// order the loop would meet them, up to `FROZEN_BYTES` of table.
     /// Unknown entries (past the limit, or where the DFA cannot tell) send
     /// the loop to the general path.
-    pub(super) fn new<D: Dfa<Sid = S>>(prog: &Prog<D>, cache: &mut D::Cache) -> Frozen<S> {
+    pub(super) fn new<D: Dfa<Sid = S>>(prog: &Automaton<D>, cache: &mut D::Cache) -> Frozen<S> {
         let n = prog.nclasses;
         let mut memo = Single::new();
         memo.max = (FROZEN_BYTES / (4 * (n + 1))).max(MAX_CONFIGS);
@@ -196,7 +196,7 @@ impl<S: Copy + Eq + Hash> Memo<S> for FrozenRef<'_, S> {
     fn prepare(&mut self, _: usize) {}
 
     #[inline(always)]
-    fn config<D: Dfa<Sid = S>>(&mut self, prog: &Prog<D>, sid: S, kind: u8) -> Option<usize> {
+    fn config<D: Dfa<Sid = S>>(&mut self, prog: &Automaton<D>, sid: S, kind: u8) -> Option<usize> {
         let memo = &self.frozen.memo;
         let n = prog.nclasses;
         let hint = *self.hint;
@@ -217,7 +217,7 @@ impl<S: Copy + Eq + Hash> Memo<S> for FrozenRef<'_, S> {
     #[inline(always)]
     fn step<D: Dfa<Sid = S>>(
         &mut self,
-        _: &Prog<D>,
+        _: &Automaton<D>,
         _: &mut D::Cache,
         _: usize,
         _: Option<u8>,
@@ -227,7 +227,7 @@ impl<S: Copy + Eq + Hash> Memo<S> for FrozenRef<'_, S> {
     }
 
     #[inline(always)]
-    fn state<D: Dfa<Sid = S>>(&self, prog: &Prog<D>, row: usize) -> S {
+    fn state<D: Dfa<Sid = S>>(&self, prog: &Automaton<D>, row: usize) -> S {
         self.frozen.memo.state(prog, row)
     }
 
@@ -270,7 +270,7 @@ impl<S: Copy + Eq> Single<S> {
     /// when the memo is full.
     pub(super) fn config<D: Dfa<Sid = S>>(
         &mut self,
-        prog: &Prog<D>,
+        prog: &Automaton<D>,
         sid: S,
         kind: u8,
     ) -> Option<usize> {
@@ -299,7 +299,7 @@ impl<S: Copy + Eq> Single<S> {
     /// The thread state of the configuration at `row` (`Dfa::none()` for
     /// none).
     #[inline(always)]
-    pub(super) fn state<D: Dfa<Sid = S>>(&self, prog: &Prog<D>, row: usize) -> S {
+    pub(super) fn state<D: Dfa<Sid = S>>(&self, prog: &Automaton<D>, row: usize) -> S {
         self.configs[self.table[row + prog.nclasses] as usize].0
     }
 
@@ -315,7 +315,7 @@ impl<S: Copy + Eq> Single<S> {
     /// the cache.
     pub(super) fn step<D: Dfa<Sid = S>>(
         &mut self,
-        prog: &Prog<D>,
+        prog: &Automaton<D>,
         cache: &mut D::Cache,
         row: usize,
         lb: Option<u8>,

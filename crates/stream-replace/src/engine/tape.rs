@@ -7,7 +7,7 @@
 //! never looks behind, may keep none: `Tape::restart`). Matchers read the
 //! tape; only the stream moves `emitted`.
 
-use super::is_continuation;
+use super::bytes::is_continuation;
 
 /// Bytes of already-released text kept before the held region, as
 /// look-behind context (the longest UTF-8 character).
@@ -247,7 +247,7 @@ impl Tape {
         for k in 1..=back {
             let b = self.at(end - k);
             if !is_continuation(b) {
-                if super::utf8_len(b) > k {
+                if super::bytes::utf8_len(b) > k {
                     end -= k;
                 }
                 break;

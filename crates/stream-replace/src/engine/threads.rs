@@ -44,6 +44,9 @@
 //! part of bounded length (the `@` of that email), the `gate` skips, while
 //! nothing is alive, to that many bytes before the next literal; the
 //! threads run only in those windows.
+//!
+//! Why each of these paths gives the general loop's answer: the crate's
+//! `DESIGN.md`, section 4.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -56,13 +59,15 @@ use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind, PatternID, Span};
 
+use super::automaton::{byte_kind, start_row, word_lb_row, Automaton, Thread, LOOK_BEHINDS};
+use super::bytes::{is_continuation, utf8_len};
 use super::dfa::{Dense, Dfa, GaveUp, Lazy};
 use super::futures::{future, Future, Futures};
 use super::gate::{Gate, Seen};
 use super::matcher::{Decided, Matcher, Scan};
 use super::single::{self, Memo};
 use super::tape::Tape;
-use super::{edges, is_continuation, nfa, tuples, utf8_len};
+use super::{edges, nfa, tuples};
 use crate::config::{Config, DfaKind};
 use crate::error::Error;
 
@@ -131,7 +136,8 @@ fn no_scratch<D: Dfa>() -> Option<Box<Scratch<D>>> {
 /// The program over the DFA `D`.
 #[derive(Debug)]
 pub(crate) struct Prog<D: Dfa> {
-    pub(super) dfa: D,
+    /// The DFA and what the tight loops need of it (`Prog` derefs to it).
+    aut: Automaton<D>,
     nfa: NFA,
     /// The scratch spaces streams borrow: `regex-automata`'s pool, whose
     /// first user thread gets its own without synchronisation, and other
@@ -140,10 +146,6 @@ pub(crate) struct Prog<D: Dfa> {
     /// Set for testing: every call gets a new scratch, as if each feed of
     /// a stream ran on another thread.
     fresh: bool,
-    /// For each look-behind (index 0: start of input, `1 + b`: byte `b`),
-    /// 256 bits: whether a thread started after it survives its first
-    /// byte. Quit bytes and unknown starts are set.
-    may_start: Box<[[u64; 4]; 257]>,
     /// Whether no thread can ever start.
     never: bool,
     /// Finds where a match may start, when every rule starts with one of a
@@ -152,11 +154,6 @@ pub(crate) struct Prog<D: Dfa> {
     /// Without a prefilter: a literal every match contains near its start
     /// (see `gate`), to skip text where nothing can start.
     gate: Option<Gate>,
-    /// Byte classes for `single`: bytes in one class step every DFA state
-    /// alike, are all UTF-8 continuation bytes or none, and are of one
-    /// look-behind kind.
-    pub(super) classes: [u8; 256],
-    pub(super) nclasses: usize,
     /// The bytes a match can start with (an over-approximation from the
     /// NFA; every byte when a rule can match empty).
     first: [u64; 4],
@@ -164,16 +161,15 @@ pub(crate) struct Prog<D: Dfa> {
     /// `edges`): for each rule, whether a match of it the DFA decides must
     /// be checked (`Prog::unsure`).
     check_after: Box<[bool]>,
-    /// Set when the DFA steps the rules with their `\b` rewritten: the
-    /// bytes whose thread, started after a non-ASCII character, steps
-    /// differently when that character is a word character (see
-    /// `Prog::start_lb`). The tight loops leave such a start to the
-    /// general loop, which decodes the character.
-    word_lb: Option<Box<[u64; 4]>>,
     /// Whether some rule, as the DFA sees it, has a Unicode word
     /// assertion: the DFA then quits on non-ASCII bytes, and after one
     /// the NFA keeps going.
     quits: bool,
+    /// Whether the rules as written (the NFA's) have no Unicode word
+    /// assertion: then no look-around needs more than the byte at a
+    /// position and the one before, and the NFA can step the first bytes of
+    /// a character cut by the end of the tape (see `Core::nfa_ready`).
+    byte_looks: bool,
     /// Whether the fast paths run (idle scans, the prefilter, the tight
     /// loops, stepping a long-lived thread alone, settling at the end of a
     /// feed). Off, every byte goes through the general thread loop, so the
@@ -184,6 +180,22 @@ pub(crate) struct Prog<D: Dfa> {
     /// when the rules are built, so that a feed the tight loops step whole
     /// borrows no scratch space.
     frozen: Option<Box<FrozenMemos<D::Sid>>>,
+}
+
+impl<D: Dfa> std::ops::Deref for Prog<D> {
+    type Target = Automaton<D>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Automaton<D> {
+        &self.aut
+    }
+}
+
+impl<D: Dfa> std::ops::DerefMut for Prog<D> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Automaton<D> {
+        &mut self.aut
+    }
 }
 
 /// See `Prog::frozen`.
@@ -210,60 +222,6 @@ impl<S> FrozenMemos<S> {
 
 /// The most DFA states whose futures are worked out for a frozen memo.
 const FROZEN_FUTURES: usize = 1 << 16;
-
-/// Look-behind kinds, finer than the DFA's start states: start of input,
-/// `\n`, `\r`, ASCII word byte, other ASCII byte, non-ASCII byte.
-const KIND_TEXT: u8 = 0;
-
-/// See `Prog::memo_start`.
-pub(super) enum MemoStart<S> {
-    /// No thread starts there, or it dies on its first byte.
-    No,
-    /// A thread starts, in this state after its first byte.
-    Thread(S),
-    /// The general loop's business, whatever the cache: the thread is in
-    /// a match or quit state after its first byte, or its start state
-    /// depends on the character before (`Prog::start_lb`).
-    Exit,
-    /// The lazy DFA gave up: the general loop's business this time.
-    GaveUp,
-    /// The cache was cleared on the way.
-    Stale,
-}
-
-/// A look-behind of each kind, in the order of the kinds (`byte_kind`).
-pub(super) const LOOK_BEHINDS: [Option<u8>; 6] = [
-    None,
-    Some(b'\n'),
-    Some(b'\r'),
-    Some(b'a'),
-    Some(b' '),
-    Some(0xC3),
-];
-
-/// The look-behind kind of a byte.
-#[inline(always)]
-pub(super) fn byte_kind(b: u8) -> u8 {
-    // One load, where the one-thread loop enters on every small feed.
-    BYTE_KINDS[b as usize]
-}
-
-/// `byte_kind` of every byte.
-const BYTE_KINDS: [u8; 256] = {
-    let mut kinds = [0u8; 256];
-    let mut b = 0;
-    while b < 256 {
-        kinds[b] = match b as u8 {
-            b'\n' => 1,
-            b'\r' => 2,
-            b'0'..=b'9' | b'A'..=b'Z' | b'a'..=b'z' | b'_' => 3,
-            0..=0x7F => 4,
-            _ => 5,
-        };
-        b += 1;
-    }
-    kinds
-};
 
 impl Program {
     /// Builds the NFA and the lazy DFA over it and, as `config` asks, a
@@ -361,6 +319,7 @@ impl<D: Dfa> Prog<D> {
         }
         let first = nfa::first_bytes(&nfa);
         let quits = nfa.look_set_any().contains_word_unicode();
+        let byte_looks = !quits;
         let never = sources.is_empty() || may_start.iter().all(|r| *r == [0; 4]);
         let prefilter = hirs
             .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, hirs))
@@ -384,20 +343,23 @@ impl<D: Dfa> Prog<D> {
             classes[b as usize] = class as u8;
         }
         Prog {
-            dfa,
+            aut: Automaton {
+                dfa,
+                may_start,
+                classes,
+                nclasses: seen.len(),
+                word_lb: None,
+            },
             nfa,
             pool: Pool::new(no_scratch::<D> as fn() -> Option<Box<Scratch<D>>>),
             fresh: config.get_scratch_per_call(),
-            may_start,
             never,
             prefilter,
             gate,
-            classes,
-            nclasses: seen.len(),
             first,
             check_after: Box::default(),
-            word_lb: None,
             quits,
+            byte_looks,
             fast: config.get_fast_paths(),
             frozen: None,
         }
@@ -471,20 +433,23 @@ impl<D: Dfa> Prog<D> {
                 .collect::<Vec<_>>()
         );
         Prog {
-            dfa,
+            aut: Automaton {
+                dfa,
+                may_start: self.aut.may_start,
+                classes: self.aut.classes,
+                nclasses: self.aut.nclasses,
+                word_lb: self.aut.word_lb,
+            },
             nfa: self.nfa,
             pool: Pool::new(no_scratch::<E> as fn() -> Option<Box<Scratch<E>>>),
             fresh: self.fresh,
-            may_start: self.may_start,
             never: self.never,
             prefilter: self.prefilter,
             gate: self.gate,
-            classes: self.classes,
-            nclasses: self.nclasses,
             first: self.first,
             check_after: self.check_after,
-            word_lb: self.word_lb,
             quits: self.quits,
+            byte_looks: self.byte_looks,
             fast: self.fast,
             frozen: None,
         }
@@ -611,140 +576,10 @@ impl<D: Dfa> Prog<D> {
         }
     }
 
-    /// Whether a thread starting with byte `b` after the byte `lb` needs
-    /// `start_lb`, which the tight loops leave to the general loop.
-    #[inline]
-    pub(super) fn needs_start_lb(&self, lb: Option<u8>, b: u8) -> bool {
-        match (&self.word_lb, lb) {
-            (Some(row), Some(x)) if !x.is_ascii() => row[(b >> 6) as usize] & (1 << (b & 63)) != 0,
-            _ => false,
-        }
-    }
-
-    /// For the memos of the tight loops (`single`, `tuples`): what they
-    /// make of the thread the general loop would start at byte `b`, whose
-    /// look-behind is `lb`, with the cache at `clears` clears.
-    #[inline]
-    pub(super) fn memo_start(
-        &self,
-        cache: &mut D::Cache,
-        clears: usize,
-        lb: Option<u8>,
-        b: u8,
-    ) -> MemoStart<D::Sid> {
-        if is_continuation(b) || !self.may_start(lb, b) {
-            return MemoStart::No;
-        }
-        if self.needs_start_lb(lb, b) {
-            return MemoStart::Exit;
-        }
-        let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
-        let Ok(s0) = self.dfa.start_state(cache, &cfg) else {
-            return MemoStart::GaveUp;
-        };
-        let Ok(n0) = self.dfa.next_state(cache, s0, b) else {
-            return MemoStart::GaveUp;
-        };
-        if D::clear_count(cache) != clears {
-            return MemoStart::Stale;
-        }
-        if self.dfa.is_dead(n0) {
-            MemoStart::No
-        } else if self.dfa.is_special(n0) {
-            MemoStart::Exit
-        } else {
-            MemoStart::Thread(n0)
-        }
-    }
-
-    /// The look-behind kind of the byte before a position.
-    #[inline(always)]
-    pub(super) fn kind(&self, lb: Option<u8>) -> u8 {
-        lb.map_or(KIND_TEXT, byte_kind)
-    }
-
     /// Whether a match can start with byte `b`, whatever surrounds it.
     fn can_begin(&self, b: u8) -> bool {
         self.first[(b >> 6) as usize] & (1 << (b & 63)) != 0
     }
-
-    #[inline(always)]
-    pub(super) fn may_start(&self, lb: Option<u8>, b: u8) -> bool {
-        let row = &self.may_start[lb.map_or(0, |b| b as usize + 1)];
-        row[(b >> 6) as usize] & (1 << (b & 63)) != 0
-    }
-}
-
-/// `Prog::word_lb`: the bytes after which a thread started after a
-/// non-ASCII word character (look-behind `a`) is in another state than
-/// one started after another non-ASCII character.
-fn word_lb_row<D: Dfa>(dfa: &D) -> [u64; 4] {
-    let mut cache = dfa.create_cache();
-    let mut row = [0u64; 4];
-    for b in 0..=255u8 {
-        let mut after = |lb: u8| {
-            let cfg = start::Config::new()
-                .anchored(Anchored::Yes)
-                .look_behind(Some(lb));
-            let s = dfa.start_state(&mut cache, &cfg).ok()?;
-            let n = dfa.next_state(&mut cache, s, b).ok()?;
-            Some((n, D::clear_count(&cache)))
-        };
-        let (word, other) = (after(b'a'), after(0xC3));
-        // Different, unknown, or made in different generations of the
-        // cache (their ids then say nothing): left to the general loop.
-        let same = matches!((word, other), (Some(w), Some(o)) if w == o);
-        if !same {
-            row[(b >> 6) as usize] |= 1 << (b & 63);
-        }
-    }
-    row
-}
-
-/// The row of `Program::may_start` for one look-behind. A cache clear
-/// invalidates the start state held here, so it is fetched again; each
-/// transition's answer is valid whatever the cache did meanwhile.
-fn start_row<D: Dfa>(dfa: &D, cache: &mut D::Cache, lb: Option<u8>) -> [u64; 4] {
-    let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
-    let mut row = [0u64; 4];
-    let mut sid = None;
-    let mut clears = D::clear_count(cache);
-    for b in 0..=255u8 {
-        if D::clear_count(cache) != clears {
-            sid = None;
-        }
-        let s = match sid {
-            Some(s) => s,
-            None => match dfa.start_state(cache, &cfg) {
-                Ok(s) => {
-                    clears = D::clear_count(cache);
-                    sid = Some(s);
-                    s
-                }
-                // A quit look-behind: any byte may start a thread, except a
-                // continuation byte (0x80..=0xBF, the third word), where no
-                // thread ever starts.
-                Err(_) => return [u64::MAX, u64::MAX, 0, u64::MAX],
-            },
-        };
-        if dfa.is_dead(s) {
-            return row;
-        }
-        let alive = match dfa.next_state(cache, s, b) {
-            Ok(next) => !dfa.is_dead(next),
-            Err(_) => true,
-        };
-        if alive && !is_continuation(b) {
-            row[(b >> 6) as usize] |= 1 << (b & 63);
-        }
-    }
-    row
-}
-
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Thread<S> {
-    pub(super) start: usize,
-    pub(super) sid: S,
 }
 
 /// A thread of the NFA fallback: the states it reached by the last byte it
@@ -847,9 +682,10 @@ pub(crate) struct Core<D: Dfa> {
     /// replay of the text the stream drops meanwhile), until its match is
     /// decided or it dies.
     focus: Option<usize>,
-    /// Set by `Matcher::exclude`: at this position (stepped on the NFA),
-    /// only rules from this index on may start a match.
-    exclude: Option<(usize, usize)>,
+    /// Set by `Matcher::exclude` and `Matcher::cap`: at this position
+    /// (stepped on the NFA), only the rules in this range of indices may
+    /// start a match.
+    exclude: Option<(usize, std::ops::Range<usize>)>,
     mode: Mode,
     /// The scratch (its id) and the generation of its cache that the DFA
     /// states in `dfa_threads` belong to (see `Core::resume`).
@@ -1624,9 +1460,15 @@ impl<D: Dfa> Core<D> {
 
     /// Whether the NFA may step position `p`: look-around there needs the
     /// whole character at `p`, or the end of input.
-    fn nfa_ready(tape: &Tape, p: usize, eof: bool) -> bool {
+    ///
+    /// Without a Unicode word assertion in the rules (`Prog::byte_looks`),
+    /// every byte on the tape is: stepping the first bytes of a cut
+    /// character needs nothing after them, and a match decided before the
+    /// cut (or a thread dying on its first byte) is not held for the rest
+    /// of the character.
+    fn nfa_ready(prog: &Prog<D>, tape: &Tape, p: usize, eof: bool) -> bool {
         let end = tape.offset();
-        p < end && (eof || p + utf8_len(tape.at(p)) <= end)
+        p < end && (eof || prog.byte_looks || p + utf8_len(tape.at(p)) <= end)
     }
 
     /// Runs the NFA, until it hands back to the DFA, stops at the end of
@@ -1655,7 +1497,7 @@ impl<D: Dfa> Core<D> {
                 break Nfa::Stopped;
             }
             let b = tape.at(p);
-            if !Self::nfa_ready(tape, p, eof) {
+            if !Self::nfa_ready(prog, tape, p, eof) {
                 // The character at `p` is cut by the end of the buffer, so
                 // look-around there cannot be judged yet. With nothing alive
                 // and no match able to start with its first byte, its bytes
@@ -1704,9 +1546,9 @@ impl<D: Dfa> Core<D> {
                 && (!prog.fast || prog.may_start(tape.look_behind(p), b))
             {
                 let mut closed = scratch.take_set();
-                match self.exclude {
-                    Some((s, first)) if s == p => {
-                        let starts = Self::starts_from(nfa, first, &mut scratch);
+                match &self.exclude {
+                    Some((s, rules)) if *s == p => {
+                        let starts = Self::starts_of(nfa, rules.clone(), &mut scratch);
                         scratch.close(nfa, &starts, hay, at, true, &mut closed);
                         scratch.give_set(starts);
                     }
@@ -1754,13 +1596,16 @@ impl<D: Dfa> Core<D> {
         stop
     }
 
-    /// The anchored start states of the rules from `first` on, in rule
-    /// order: the priority order of their alternation.
-    fn starts_from(nfa: &NFA, first: usize, scratch: &mut nfa::Scratch) -> Vec<StateID> {
+    /// The anchored start states of the rules in `rules`, in rule order:
+    /// the priority order of their alternation.
+    fn starts_of(
+        nfa: &NFA,
+        rules: std::ops::Range<usize>,
+        scratch: &mut nfa::Scratch,
+    ) -> Vec<StateID> {
         let mut starts = scratch.take_set();
-        starts.extend(
-            (first..nfa.pattern_len()).filter_map(|k| nfa.start_pattern(PatternID::new(k).ok()?)),
-        );
+        let rules = rules.start..rules.end.min(nfa.pattern_len());
+        starts.extend(rules.filter_map(|k| nfa.start_pattern(PatternID::new(k).ok()?)));
         starts
     }
 
@@ -1785,8 +1630,8 @@ impl<D: Dfa> Core<D> {
         }
         if self.best.is_none() && self.focus.is_none() {
             closed.clear();
-            let starts = match self.exclude {
-                Some((s, first)) if s == p => Self::starts_from(nfa, first, &mut scratch),
+            let starts = match &self.exclude {
+                Some((s, rules)) if *s == p => Self::starts_of(nfa, rules.clone(), &mut scratch),
                 _ => {
                     let mut one = scratch.take_set();
                     one.push(nfa.start_anchored());
@@ -1925,7 +1770,18 @@ impl<D: Dfa> Matcher for Core<D> {
         // the DFA once nothing is alive after `at`.
         self.restart(at);
         self.enter_nfa(at, at);
-        self.exclude = Some((at, rule + 1));
+        self.exclude = Some((at, rule + 1..usize::MAX));
+    }
+
+    fn cap(&mut self, at: usize, end: usize) {
+        // As `exclude`; an exclusion at `at` still stands.
+        let first = match &self.exclude {
+            Some((a, rules)) if *a == at => rules.start,
+            _ => 0,
+        };
+        self.restart(at);
+        self.enter_nfa(at, at);
+        self.exclude = Some((at, first..end));
     }
 
     fn focus(&mut self, start: usize) {
@@ -2080,6 +1936,10 @@ impl Matcher for Threads {
 
     fn exclude(&mut self, at: usize, rule: usize) {
         dispatch!(mut self, |c| c.exclude(at, rule))
+    }
+
+    fn cap(&mut self, at: usize, end: usize) {
+        dispatch!(mut self, |c| c.cap(at, end))
     }
 
     fn focus(&mut self, start: usize) {

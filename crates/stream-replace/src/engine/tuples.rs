@@ -26,10 +26,10 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
+use super::automaton::{byte_kind, Automaton, MemoStart, Thread};
+use super::bytes::IdHasher;
 use super::dfa::Dfa;
 use super::tape::Tape;
-use super::threads::{byte_kind, MemoStart, Prog, Thread};
-use super::IdHasher;
 
 /// An entry's low bits: the offset in `Tuples::table` of the next
 /// configuration's row.
@@ -181,7 +181,12 @@ impl<S: Copy + Eq + Hash> Tuples<S> {
 
     /// The index of a configuration, added if new; `None` when the memo is
     /// full.
-    fn config<D: Dfa<Sid = S>>(&mut self, prog: &Prog<D>, kind: u8, sids: &[S]) -> Option<u32> {
+    fn config<D: Dfa<Sid = S>>(
+        &mut self,
+        prog: &Automaton<D>,
+        kind: u8,
+        sids: &[S],
+    ) -> Option<u32> {
         if let Some(c) = self.last {
             let (k, s) = &self.configs[c as usize];
             if *k == kind && **s == *sids {
@@ -227,7 +232,7 @@ impl<S: Copy + Eq + Hash> Tuples<S> {
     /// states stale (the threads' starts are still right).
     pub(super) fn run<D: Dfa<Sid = S>>(
         &mut self,
-        prog: &Prog<D>,
+        prog: &Automaton<D>,
         cache: &mut D::Cache,
         threads: &mut Vec<Thread<S>>,
         pos: &mut usize,
@@ -395,7 +400,7 @@ impl<S: Copy + Eq + Hash> Tuples<S> {
     /// recorded; stores it when it does not depend on the cache.
     fn step<D: Dfa<Sid = S>>(
         &mut self,
-        prog: &Prog<D>,
+        prog: &Automaton<D>,
         cache: &mut D::Cache,
         c: u32,
         lb: Option<u8>,

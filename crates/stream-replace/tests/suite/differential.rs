@@ -561,6 +561,24 @@ fn check_holdback_on(
          makes a match start there",
         &prefix[h..]
     );
+    // And that match is not decided yet: some continuations give another
+    // match there, or none (a match every continuation agrees on is one the
+    // stream can release, whichever matcher found it).
+    if held > 0 {
+        let at_h = |c: &str| {
+            let whole = format!("{prefix}{c}");
+            let m = oracle.matches(whole.as_bytes());
+            m.into_iter().find(|m| m.1 == h).map(|m| (m.0, m.2))
+        };
+        let first = at_h(&continuations[0]);
+        let open = continuations[1..].iter().any(|c| at_h(c) != first);
+        prop_assert!(
+            open,
+            "after feed({prefix:?}) the stream ({engine:?}) holds {:?}, but every continuation \
+             tried gives the match {first:?} there: it is decided",
+            &prefix[h..]
+        );
+    }
     Ok(())
 }
 
@@ -1116,5 +1134,78 @@ proptest! {
     #[test]
     fn mixed_literal_rules_holdback_is_decided_and_minimal(rules in mixed_rules_strategy(), prefix in literal_text_strategy()) {
         check_holdback_with(&rules, &prefix, LITERAL_CONTINUATIONS)?;
+    }
+}
+
+// ---- a literal listed between regexes ----
+
+/// Regexes around a literal: a later rule that runs on where an earlier
+/// literal is decided (`\w+` after literal `a`), an earlier one that may
+/// still win at the same start (`\d`, `(?i)k`), bounded repetitions, a
+/// boundary-guarded class.
+const AROUND_LITERAL_REGEXES: &[&str] = &[
+    r"\d",
+    r"\w+",
+    "(?i)k",
+    r"\b[ab]{2,40}\b",
+    "a[ab]{0,63}a",
+    "[sz]",
+    r"[^\s]{1,12}",
+    r"a\w*b",
+    r"\d+",
+];
+
+/// Literals for `AROUND_LITERAL_REGEXES`.
+const AROUND_LITERALS: &[&str] = &["a", "ab", "xy", "sab", "1", "k", "abba"];
+
+/// Continuations for the hold-back checks of rules around a literal (with
+/// their suffixes): the literals, and what completes or ends the regexes.
+const AROUND_CONTINUATIONS: &[&str] = &[
+    "a", "ab", "xy", "sab", "1", "k", "abba", "aab", "a1", "ba a", "abbbba ", "123 ",
+];
+
+/// Atoms of the texts for rules around a literal.
+const AROUND_ATOMS: &[&str] = &[
+    "a", "1", "b", "k", "K", "s", "z", "c", "ab", "ba", "a1", "xy", " ", "é", "😀",
+];
+
+/// A regex, a literal, a regex (or more, alternating): a literal listed
+/// between rules of the thread matcher.
+fn around_literal_rules_strategy() -> impl Strategy<Value = Vec<Rule>> {
+    let regex =
+        || proptest::sample::select(AROUND_LITERAL_REGEXES).prop_map(|p| Pat::Regex(p.into()));
+    let literal = || proptest::sample::select(AROUND_LITERALS).prop_map(|p| Pat::Literal(p.into()));
+    (regex(), literal(), regex(), proptest::option::of(literal())).prop_map(|(a, b, c, d)| {
+        [Some(a), Some(b), Some(c), d]
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, pat)| Rule {
+                pat,
+                repl: Repl::Text(format!("<{i}>")),
+            })
+            .collect()
+    })
+}
+
+fn around_literal_text_strategy() -> impl Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(AROUND_ATOMS), 0..16)
+        .prop_map(|a| a.concat())
+}
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    /// A literal between regexes: every engine equals the oracle.
+    #[test]
+    fn literal_between_regexes_matches_oracle(rules in around_literal_rules_strategy(), text in around_literal_text_strategy(), cuts in cuts_strategy()) {
+        check_str(&rules, &text, &cuts)?;
+    }
+
+    /// And holds back no more than what is undecided, with the literal
+    /// matcher on (`Engine::Fast`, `LiteralNfa`, `LiteralFront`) and off.
+    #[test]
+    fn literal_between_regexes_holdback_is_decided_and_minimal(rules in around_literal_rules_strategy(), prefix in around_literal_text_strategy()) {
+        check_holdback_with(&rules, &prefix, AROUND_CONTINUATIONS)?;
     }
 }

@@ -16,7 +16,7 @@ use proptest::test_runner::Config as ProptestConfig;
 use regex_automata::{meta, Anchored, Input, PatternID};
 use stream_replace::{
     Action, Block, Config, DfaKind, EvaluateConfig, Pattern, Replacement, Replacer, Rule, Rules,
-    StreamErrorKind, Trigger,
+    StreamError, StreamErrorKind, Trigger, TriggerRecording,
 };
 
 use crate::differential::{config_saving_to, ATOMS, LITERALS, REGEXES};
@@ -717,7 +717,10 @@ fn block_under_every_held_limit_policy_and_adapter() {
                 !written.contains("45") && !written.contains("secret"),
                 "{written:?}"
             );
-            if let Some(b) = failed.get_ref().and_then(|e| e.downcast_ref::<Block>()) {
+            let inner = failed
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<StreamError>());
+            if let Some(b) = inner.and_then(StreamError::block) {
                 assert_eq!((b.id(), b.reason()), ("us_ssn", "SSN"));
                 assert!(safe.contains(&written), "{config:?} {size}: {written:?}");
             }
@@ -750,7 +753,8 @@ fn reader_delivers_the_safe_text_then_the_block() {
     assert_eq!(out, b"hello ");
     let block = err
         .get_ref()
-        .and_then(|e| e.downcast_ref::<Block>())
+        .and_then(|e| e.downcast_ref::<StreamError>())
+        .and_then(StreamError::block)
         .unwrap();
     assert_eq!(block.id(), "private_key");
 }
@@ -1035,4 +1039,253 @@ fn two_parts_and_chars(input: &str) -> Vec<Vec<&str>> {
             .collect(),
     );
     splits
+}
+
+// ---- the sharp edges of the guard API (each decided and pinned here) ----
+
+/// `release_at_words(Some(cap))` bounds the run after the last delimiter,
+/// not what one call shows before it: with no rule holding words, a call
+/// whose output is longer than the cap showed its trailing half word.
+#[test]
+fn release_at_words_cap_bounds_the_last_run_only() {
+    let rules = Rules::builder().literal("zzz", "Z").build().unwrap();
+    let mut r = rules.replacer();
+    r.release_at_words(Some(2));
+    assert_eq!(r.feed("ab c").unwrap(), "ab ");
+    assert_eq!(r.waiting(), 1);
+    assert_eq!(r.flush().unwrap(), "c");
+
+    let mut r = rules.replacer();
+    r.release_at_words(Some(4));
+    assert_eq!(r.feed("abc").unwrap(), "");
+    assert_eq!(r.feed("de fg").unwrap(), "abcde ");
+    assert_eq!(r.waiting(), 2);
+    // A run past the cap is shown whole.
+    assert_eq!(r.feed("hij").unwrap(), "fghij");
+    assert_eq!(r.waiting(), 0);
+    assert_eq!(r.flush().unwrap(), "");
+}
+
+/// A block decided in `flush` keeps the stream blocked, as one decided in
+/// `feed` does: every later `feed` and `flush` reports it and releases
+/// nothing, until `reset`.
+#[test]
+fn block_decided_in_flush_keeps_later_feeds_blocked() {
+    let rules = Rules::builder()
+        .add(Rule::regex(r"[^\s]{1,12}", "").id("word").block("word"))
+        .build()
+        .unwrap();
+    let mut r = rules.replacer();
+    assert_eq!(r.feed("a").unwrap(), "");
+    let first = r.flush().unwrap_err();
+    assert_eq!(first.kind(), StreamErrorKind::Blocked);
+    assert_eq!(first.block().map(|b| b.id()), Some("word"));
+    for _ in 0..2 {
+        let again = r.feed("zz").unwrap_err();
+        assert_eq!((again.block(), again.released()), (first.block(), &b""[..]));
+        let end = r.flush().unwrap_err();
+        assert_eq!((end.block(), end.released()), (first.block(), &b""[..]));
+        let mut out = String::new();
+        assert!(r.feed_into(" ", &mut out).is_err());
+        assert_eq!(out, "");
+    }
+    r.reset();
+    assert_eq!(r.feed(" ").unwrap(), " ");
+}
+
+/// `flush` after a block in `feed` does not start a new stream: a loop that
+/// keeps feeding after the error gets nothing out.
+#[test]
+fn flush_after_a_block_does_not_reopen_the_stream() {
+    let rules = Rules::builder()
+        .add(Rule::literal("KEY", "").id("key").block("key"))
+        .build()
+        .unwrap();
+    let mut r = rules.replacer();
+    let err = r.feed("ok KEY secret").unwrap_err();
+    assert_eq!(err.released(), b"ok ");
+    assert!(r.flush().is_err());
+    assert!(r.feed("more").is_err());
+    assert!(r.flush_bytes().is_err());
+    assert!(r.feed_bytes(b"more").is_err());
+    r.reset();
+    assert_eq!(r.feed("more").unwrap(), "more");
+}
+
+/// A stream over its held limit stays failed for `flush` too.
+#[test]
+fn held_limit_failure_stays_until_reset() {
+    let rules = Rules::builder()
+        .regex(r"<think>[\s\S]*?</think>", "")
+        .config(Config::new().max_held(8))
+        .build()
+        .unwrap();
+    let mut r = rules.replacer();
+    let err = r.feed("<think> and on and on").unwrap_err();
+    assert_eq!(err.kind(), StreamErrorKind::HeldLimit);
+    assert_eq!(r.flush().unwrap_err().kind(), StreamErrorKind::HeldLimit);
+    assert_eq!(r.feed("x").unwrap_err().kind(), StreamErrorKind::HeldLimit);
+    r.reset();
+    assert_eq!(r.feed("x").unwrap(), "x");
+}
+
+/// A stream poisoned by a panic in a validator stays poisoned for `feed`
+/// and `flush` alike until `reset`.
+#[test]
+fn poisoned_stream_stays_closed_for_flush_too() {
+    let rules = Rules::builder()
+        .add(Rule::regex(r"\d+", "N").validator(|t| {
+            assert!(t != "13", "unlucky");
+            true
+        }))
+        .build()
+        .unwrap();
+    let mut r = rules.replacer();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = r.feed("a 13 b");
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(r.flush().unwrap_err().kind(), StreamErrorKind::Poisoned);
+    assert_eq!(r.feed("1 ").unwrap_err().kind(), StreamErrorKind::Poisoned);
+    assert_eq!(r.flush().unwrap_err().kind(), StreamErrorKind::Poisoned);
+    r.reset();
+    assert_eq!(r.feed("1 ").unwrap(), "N ");
+}
+
+/// One shape for a failure: as an `io::Error`, the inner error is the
+/// `StreamError` for a block as for any other failure, with the block as
+/// its `block()` and `source()`.
+#[test]
+fn io_errors_carry_the_stream_error_for_every_failure() {
+    use std::error::Error as _;
+    let rules = Rules::builder()
+        .add(Rule::literal("KEY", "").id("key").block("key"))
+        .config(Config::new().max_held(4))
+        .regex(r"<think>[\s\S]*?</think>", "")
+        .build()
+        .unwrap();
+    let blocked: std::io::Error = rules.replacer().feed("a KEY").unwrap_err().into();
+    let inner = blocked
+        .get_ref()
+        .unwrap()
+        .downcast_ref::<StreamError>()
+        .unwrap();
+    assert_eq!(inner.kind(), StreamErrorKind::Blocked);
+    assert_eq!(inner.block().map(|b| b.id()), Some("key"));
+    let source = inner.source().unwrap().downcast_ref::<Block>().unwrap();
+    assert_eq!(source.reason(), "key");
+    let limit: std::io::Error = rules.replacer().feed("<think> ...").unwrap_err().into();
+    let inner = limit
+        .get_ref()
+        .unwrap()
+        .downcast_ref::<StreamError>()
+        .unwrap();
+    assert_eq!(inner.kind(), StreamErrorKind::HeldLimit);
+}
+
+/// `Rule::regex` takes a template, `Rule::regex_mask` literal text.
+#[test]
+fn regex_rules_take_a_template_or_a_mask() {
+    let rules = Rules::builder()
+        .add(Rule::regex(r"(\d+) USD", "$1 dollars, $$5 fee"))
+        .add(Rule::regex_mask(r"(\d+) EUR", "$1 euros"))
+        .build()
+        .unwrap();
+    assert_eq!(
+        rules.replace_all("7 USD, 8 EUR"),
+        "7 dollars, $5 fee, $1 euros"
+    );
+}
+
+/// `Rule::count` passes its matches through and counts them, on every
+/// split, and reports them as triggers.
+#[test]
+fn count_rules_pass_matches_through_and_count_them() {
+    let rules = Rules::builder()
+        .add(Rule::count(Pattern::regex(r"\bTODO\b")).id("todo"))
+        .add(Rule::count(Pattern::literal("FIXME")).id("fixme"))
+        .build()
+        .unwrap();
+    let text = "TODO a FIXME b TODOS TODO";
+    assert_eq!(rules.replace_all(text), text);
+    for cut in 0..=text.len() {
+        let mut r = rules.replacer();
+        r.set_trigger_recording(TriggerRecording::Spans);
+        let out =
+            r.feed(&text[..cut]).unwrap() + &r.feed(&text[cut..]).unwrap() + &r.flush().unwrap();
+        assert_eq!(out, text);
+        assert_eq!(
+            (r.counters().matches("todo"), r.counters().matches("fixme")),
+            (2, 1)
+        );
+        let spans: Vec<_> = r.take_triggers().iter().map(|t| t.span()).collect();
+        assert_eq!(spans, [0..4, 7..12, 21..25]);
+    }
+}
+
+/// `set_trigger_recording` names what `record_triggers(bool, bool)` does.
+#[test]
+fn trigger_recording_modes_match_the_two_flags() {
+    let rules = Rules::builder().literal("a", "b").build().unwrap();
+    for (mode, flags) in [
+        (TriggerRecording::Off, (false, true)),
+        (TriggerRecording::Spans, (true, false)),
+        (TriggerRecording::Values, (true, true)),
+    ] {
+        let (mut x, mut y) = (rules.replacer(), rules.replacer());
+        x.set_trigger_recording(mode);
+        y.record_triggers(flags.0, flags.1);
+        let _ = (x.feed("a a").unwrap(), y.feed("a a").unwrap());
+        assert_eq!(x.take_triggers(), y.take_triggers(), "{mode:?}");
+    }
+}
+
+/// `reset` ends the stream, not the replacer: counters, the replacer's
+/// allowlist and untaken triggers stay; placeholders start again.
+#[test]
+fn reset_keeps_the_replacers_counters_and_allowlist() {
+    let rules = Rules::builder()
+        .add(
+            Rule::new(
+                Pattern::regex(r"\w+@\w+\.\w+"),
+                Replacement::counter("EMAIL"),
+            )
+            .id("email"),
+        )
+        .build()
+        .unwrap();
+    let mut r = rules.replacer();
+    r.allow("me@home.org");
+    r.set_trigger_recording(TriggerRecording::Spans);
+    assert_eq!(r.feed("a@x.org b@y.org ").unwrap(), "[EMAIL_1] [EMAIL_2] ");
+    r.reset();
+    assert_eq!(
+        r.feed("b@y.org me@home.org ").unwrap(),
+        "[EMAIL_1] me@home.org "
+    );
+    assert_eq!(r.counters().matches("email"), 3);
+    assert_eq!(r.counters().allowed(), 1);
+    // Both streams' triggers (an allowlisted match is not one).
+    assert_eq!(r.take_triggers().len(), 3);
+}
+
+/// `wrap(..).collect::<Result<String, _>>()` fails closed (the error
+/// only); the items before the error are the safe text.
+#[test]
+fn collecting_a_wrapped_stream_gives_the_error_alone() {
+    let rules = Rules::builder()
+        .add(Rule::literal("KEY", "").id("key").block("key"))
+        .build()
+        .unwrap();
+    let chunks = ["safe ", "text KEY", " after"];
+    let all: Result<String, _> = stream_replace::wrap(rules.replacer(), chunks).collect();
+    assert_eq!(all.unwrap_err().block().map(|b| b.id()), Some("key"));
+    let items: Vec<_> = stream_replace::wrap(rules.replacer(), chunks).collect();
+    let safe: String = items
+        .iter()
+        .filter_map(|i| i.as_ref().ok())
+        .cloned()
+        .collect();
+    assert_eq!(safe, "safe text ");
+    assert!(items.last().unwrap().is_err());
 }

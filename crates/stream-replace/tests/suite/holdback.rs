@@ -270,3 +270,137 @@ fn nfa_fallback_releases_a_cut_character_no_match_can_start_with() {
     assert_eq!(r.held(), 2);
     assert_eq!(r.feed_bytes(b"\x98\x80!").unwrap(), b"<smile>!");
 }
+
+/// Builds `pats` (`=text` for a literal, a regex otherwise), rule `i`
+/// replaced by `<i>`, with `config`.
+fn numbered_rules(pats: &[&str], config: stream_replace::Config) -> Rules {
+    let mut b = Rules::builder();
+    for (i, p) in pats.iter().enumerate() {
+        match p.strip_prefix('=') {
+            Some(lit) => b.literal(lit, format!("<{i}>")),
+            None => b.regex(p, format!("<{i}>")),
+        };
+    }
+    b.config(config).build().unwrap()
+}
+
+/// A literal decided at a start waited for a regex thread of a later rule
+/// at the same start (`\w+` after literal `a`), without bound: one feed of
+/// `"a1a1a1"` released nothing and held all six bytes. Once one matcher
+/// decides a match at `s` for rule `r`, the other matchers' candidates at
+/// `s` with a later rule are dead.
+#[test]
+fn decided_literal_does_not_wait_for_a_later_rule_at_its_start() {
+    for lits in [true, false] {
+        let config = stream_replace::Config::new().literal_matcher(lits);
+        let rules = numbered_rules(&[r"\d", "=a", r"\w+"], config);
+        let mut r = rules.replacer();
+        assert_eq!(r.feed("a1a1a1").unwrap(), "<1><0><1><0><1><0>", "{lits}");
+        assert_eq!(r.held(), 0, "literal matcher {lits}");
+        assert_eq!(r.flush().unwrap(), "");
+    }
+}
+
+/// The same bug over a long benign stream: 2 MiB of `"a1"` in 4 KiB
+/// chunks hit the held limit with nothing released.
+#[test]
+fn decided_literal_does_not_grow_the_held_region_to_the_limit() {
+    let rules = numbered_rules(&[r"\d", "=a", r"\w+"], stream_replace::Config::new());
+    // 2 MiB, twice the default held limit (a tenth of it in debug builds,
+    // with a limit of 64 KiB).
+    let (pairs, rules) = if cfg!(debug_assertions) {
+        let config = stream_replace::Config::new().max_held(64 << 10);
+        (100 << 10, numbered_rules(&[r"\d", "=a", r"\w+"], config))
+    } else {
+        (1 << 20, rules)
+    };
+    let text = "a1".repeat(pairs);
+    let mut r = rules.replacer();
+    let mut out = String::new();
+    let mut max_held = 0;
+    for piece in text.as_bytes().chunks(4096) {
+        r.feed_into(std::str::from_utf8(piece).unwrap(), &mut out)
+            .unwrap();
+        max_held = max_held.max(r.held());
+    }
+    out += &r.flush().unwrap();
+    assert_eq!(out, "<1><0>".repeat(pairs));
+    // At most a `\w+` candidate cut at the end of a chunk.
+    assert!(max_held <= 1, "held up to {max_held} bytes");
+}
+
+/// The smaller shapes of the same bug, with the literal matcher deciding
+/// and with the thread matcher deciding (the mirror): the minimal hold-back
+/// the configuration without the literal matcher gives.
+#[test]
+fn decided_candidate_is_not_blocked_by_a_later_rule_of_another_matcher() {
+    type Case = (&'static [&'static str], &'static str, &'static str, usize);
+    let cases: &[Case] = &[
+        (&["(?i)k", "=a", r"\w+"], "ak", "<1><0>", 0),
+        (
+            &[r"\b[ab]{2,40}\b", "=ab", "a[ab]{0,63}a"],
+            "cabba",
+            "c<1>b",
+            1,
+        ),
+        (&["=xy", "[sz]", "=sab"], "s", "<1>", 0),
+    ];
+    for &(pats, text, want, held) in cases {
+        for lits in [true, false] {
+            let config = stream_replace::Config::new().literal_matcher(lits);
+            let rules = numbered_rules(pats, config);
+            let mut r = rules.replacer();
+            let out = r.feed(text).unwrap();
+            assert_eq!(
+                (out.as_str(), r.held()),
+                (want, held),
+                "{pats:?} on {text:?}, literal matcher {lits}"
+            );
+            let mut whole = out;
+            whole += &r.flush().unwrap();
+            assert_eq!(whole, rules.replace_all(text), "{pats:?} on {text:?}");
+        }
+    }
+}
+
+/// With a lazy DFA cache so small that the stream runs on the NFA
+/// fallback, a character cut at the end of a byte feed held a match that
+/// was already decided before it.
+#[test]
+fn cut_character_after_a_decided_match_does_not_hold_it_on_the_nfa() {
+    type Case = (
+        &'static str,
+        &'static [&'static [u8]],
+        &'static [(&'static [u8], usize)],
+    );
+    let cases: &[Case] = &[
+        (
+            "😀+",
+            &[b"\xF0\x9F\x98\x80\xE6", b"\x96\x87"],
+            &[(b"<0>\xE6", 0), (b"\x96\x87", 0)],
+        ),
+        (
+            r"\w+",
+            &[b"k", b"\xF0", b"\x9F", b"\x98"],
+            // A word character may follow until `\x98` rules it out.
+            &[(b"", 1), (b"", 2), (b"", 3), (b"<0>\xF0\x9F\x98", 0)],
+        ),
+    ];
+    for &(pat, feeds, want) in cases {
+        for cache in [2 << 20, 1] {
+            let config = stream_replace::Config::new()
+                .dfa(stream_replace::DfaKind::Lazy)
+                .cache_capacity(cache);
+            let rules = numbered_rules(&[pat], config);
+            let mut r = rules.replacer();
+            for (chunk, &(out, held)) in feeds.iter().zip(want) {
+                let got = r.feed_bytes(chunk).unwrap();
+                assert_eq!(
+                    (got.as_slice(), r.held()),
+                    (out, held),
+                    "{pat:?} with cache {cache} after {chunk:?}"
+                );
+            }
+        }
+    }
+}

@@ -41,7 +41,11 @@ fn fail_never_emits_held_text_and_stays_failed() {
     assert_eq!(out, "kept");
     assert_eq!(r.flush().unwrap_err(), e);
     assert!(!emitted.contains("PRIVATE"));
-    // `flush` after a failure resets the stream.
+    // `flush` reports the failure and does not end it: the stream stays
+    // failed until `reset`.
+    assert_eq!(r.flush().unwrap_err(), e);
+    assert_eq!(r.feed("fresh secret").unwrap_err(), e);
+    r.reset();
     let mut out = r.feed("fresh secret").unwrap();
     out += &r.flush().unwrap();
     assert_eq!(out, "fresh ***");
@@ -269,8 +273,12 @@ fn a_panic_in_a_closure_poisons_the_stream() {
         assert_eq!(r.feed_into("more", &mut out).unwrap_err(), e, "{api}");
         shown.extend(out.into_bytes());
         assert_eq!(r.held(), 0, "{api}: what was held is dropped");
-        // `flush` reports the poisoning and ends the stream.
+        // `flush` reports the poisoning, and the stream stays poisoned
+        // until `reset`.
         assert_eq!(r.flush().unwrap_err(), e, "{api}");
+        assert_eq!(r.feed("fresh").unwrap_err(), e, "{api}");
+        assert_eq!(r.flush().unwrap_err(), e, "{api}");
+        r.reset();
         shown.extend(r.feed("fresh 123-45-6789").unwrap().into_bytes());
         shown.extend(r.flush().unwrap().into_bytes());
         let shown = String::from_utf8(shown).unwrap();

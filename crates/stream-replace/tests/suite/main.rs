@@ -25,6 +25,7 @@
 //! * `repeats`: bounded repetitions (a live candidate per start), mixed
 //!   with other rules, against the oracle and the hold-back property, with
 //!   each fast path on and off.
+//! * `imports`: the crate's modules import each other without cycles.
 //! * `invariance`: the `Replacer` and every adapter checked with
 //!   `chunk-invariance` against `replace_all`, over every split of short
 //!   inputs and bounded or random splits of longer ones.
@@ -41,6 +42,7 @@ mod differential;
 mod errors;
 mod guard;
 mod holdback;
+mod imports;
 mod invariance;
 mod keyed_hash;
 mod limits;

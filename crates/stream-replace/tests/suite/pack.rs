@@ -767,6 +767,9 @@ fn blocked_stream<'a>(
 ) -> impl FnMut(chunk_invariance::Chunks<'a, str>) -> Vec<String> {
     let mut r = rules.replacer();
     move |chunks| {
+        // A blocked stream stays blocked until a reset: each split is a new
+        // stream.
+        r.reset();
         let mut out = Vec::new();
         let mut blocked = false;
         for c in chunks {
