@@ -51,6 +51,8 @@ mod detect;
 mod proxy;
 mod route;
 mod scan;
+mod settings;
 
 pub use crate::detect::{detectors, response_rules, with_vault, Vault};
-pub use crate::proxy::{serve, Config, LOGPROBS_HEADER};
+pub use crate::proxy::{serve, serve_with_shutdown, Config, LOGPROBS_HEADER};
+pub use crate::settings::{Settings, SettingsError};
