@@ -12,7 +12,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use stream_replace_proxy::{serve_with_shutdown, Settings};
+use stream_replace_proxy::{serve_metrics, serve_with_shutdown, Metrics, Settings};
 
 /// An OpenAI-compatible redacting proxy: masks personal data in requests,
 /// restores it and redacts new values in streamed responses.
@@ -78,7 +78,7 @@ async fn main() -> ExitCode {
         Some(path) => Settings::from_file(path, env),
         None => Settings::from_toml("", "(no config file)", env),
     };
-    let settings = match settings {
+    let mut settings = match settings {
         Ok(settings) => settings,
         Err(e) => {
             eprintln!("stream-replace-proxy: {e}");
@@ -113,8 +113,22 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(addr) = &settings.metrics_listen {
+        let metrics = Metrics::new();
+        settings.config.metrics = Some(metrics.clone());
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(scrape) => {
+                tokio::spawn(serve_metrics(scrape, metrics));
+            }
+            Err(e) => {
+                eprintln!("stream-replace-proxy: cannot serve metrics on {addr}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     tracing::info!(
         listen = %settings.listen,
+        metrics = settings.metrics_listen.as_deref().unwrap_or("off"),
         upstream = settings.config.upstream_base(),
         "stream-replace-proxy listening"
     );

@@ -25,6 +25,7 @@ use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
 
 use crate::detect::{response_rules, with_vault, Detectors, Vault};
+use crate::metrics::Metrics;
 use crate::route::{self, Route, DEFAULT_PASS_THROUGH};
 use crate::scan::{self, error_event, Flavor, Limits, ScanError, SseScan};
 
@@ -88,6 +89,9 @@ pub struct Config {
     pub drain_timeout: Duration,
     /// How long `/readyz` waits for a connection to the upstream (2 s).
     pub ready_timeout: Duration,
+    /// Where the proxy counts what it does (none by default); see
+    /// [`serve_metrics`].
+    pub metrics: Option<Arc<Metrics>>,
     /// Paths whose responses are passed back unscanned (`/v1/models`,
     /// `/v1/models/*`, `/v1/embeddings`); `*` is one path segment.
     pub pass_through: Vec<String>,
@@ -146,6 +150,7 @@ impl Config {
             max_in_flight: 1024,
             drain_timeout: Duration::from_secs(30),
             ready_timeout: Duration::from_secs(2),
+            metrics: None,
             pass_through: DEFAULT_PASS_THROUGH
                 .iter()
                 .map(|s| (*s).to_owned())
@@ -420,6 +425,7 @@ async fn health(shared: &Shared, path: &str) -> Response<ProxyBody> {
 /// One request's line in the access log: counts, ids and names only,
 /// never a value, a path as sent or a body.
 struct Access {
+    metrics: Option<Arc<Metrics>>,
     id: u64,
     method: &'static str,
     endpoint: &'static str,
@@ -430,6 +436,20 @@ struct Access {
 impl Access {
     fn log(&self, status: StatusCode, outcome: &str, vault: Option<&Vault>) {
         let tally = vault.map(Vault::tally).cloned().unwrap_or_default();
+        if let Some(m) = &self.metrics {
+            m.requests
+                .get_or_create(&vec![
+                    ("endpoint", self.endpoint.to_owned()),
+                    ("status", status.as_u16().to_string()),
+                ])
+                .inc();
+            for (rule, n) in &tally.redacted {
+                m.redactions
+                    .get_or_create(&vec![("rule", (*rule).to_owned())])
+                    .inc_by(*n);
+            }
+            m.restored.inc_by(tally.restored);
+        }
         tracing::info!(
             target: "stream_replace_proxy::access",
             request_id = self.id,
@@ -471,6 +491,7 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<ProxyBody> 
         return health(shared, path).await;
     }
     let mut access = Some(Access {
+        metrics: shared.config.metrics.clone(),
         id: shared.next_id.fetch_add(1, Ordering::Relaxed),
         method: method_name(req.method()),
         endpoint: "refused",
@@ -743,6 +764,7 @@ async fn forward(
                 timeout = ?config.first_byte_timeout,
                 "the upstream did not answer in time"
             );
+            upstream_error(shared, "timeout");
             return refuse(
                 StatusCode::GATEWAY_TIMEOUT,
                 "the upstream did not answer in time",
@@ -754,6 +776,7 @@ async fn forward(
                 error = %e,
                 "the upstream is unreachable"
             );
+            upstream_error(shared, "unreachable");
             return refuse(StatusCode::BAD_GATEWAY, "the upstream is unreachable");
         }
         Ok(Ok(response)) => response,
@@ -815,6 +838,7 @@ async fn forward(
     };
     let text = std::str::from_utf8(&bytes).ok();
     let Some(mut value) = text.and_then(|t| scan::parse_json(t).ok()) else {
+        blocked(shared, "invalid_json");
         let status = if status.is_success() {
             StatusCode::BAD_GATEWAY
         } else {
@@ -867,7 +891,7 @@ async fn stream_response(
     let mut ended = false;
     while out.is_empty() && !ended {
         let result = match tokio::time::timeout(config.first_byte_timeout, body.frame()).await {
-            Err(_) => Err(ScanError::Upstream("no event in time".to_owned())),
+            Err(_) => Err(ScanError::Upstream(FIRST_EVENT_LATE.to_owned())),
             Ok(None) => {
                 ended = true;
                 scan.finish(&mut out)
@@ -879,6 +903,22 @@ async fn stream_response(
             },
         };
         if let Err(e) = result {
+            blocked(shared, e.code());
+            if let ScanError::Upstream(what) = &e {
+                tracing::warn!(
+                    request_id = access.as_ref().map_or(0, |a| a.id),
+                    error = %what,
+                    "the upstream stream failed before its first event"
+                );
+                upstream_error(
+                    shared,
+                    if what == FIRST_EVENT_LATE {
+                        "timeout"
+                    } else {
+                        "broke_off"
+                    },
+                );
+            }
             if out.is_empty() {
                 return Err(((StatusCode::BAD_GATEWAY, e.to_string()), access));
             }
@@ -888,6 +928,12 @@ async fn stream_response(
     }
     let mut force = shared.force.clone();
     let status = parts.status;
+    let metrics = config.metrics.clone();
+    let held = scan.held() as i64;
+    if let Some(m) = &metrics {
+        m.open_streams.inc();
+        m.held_bytes.inc_by(held);
+    }
     let body = ScannedBody {
         force: Box::pin(async move {
             // Only an explicit end of the drain ends the stream.
@@ -897,6 +943,8 @@ async fn stream_response(
         }),
         access: access.map(|a| (a, status)),
         outcome: "ok",
+        metrics,
+        held,
         upstream: body,
         scan,
         flavor,
@@ -925,10 +973,35 @@ struct ScannedBody<B> {
     // Logged when the body ends or is dropped.
     access: Option<(Access, StatusCode)>,
     outcome: &'static str,
+    metrics: Option<Arc<Metrics>>,
+    // The bytes held as last counted in the metrics.
+    held: i64,
+}
+
+const FIRST_EVENT_LATE: &str = "no event in time";
+
+fn upstream_error(shared: &Shared, kind: &'static str) {
+    if let Some(m) = &shared.config.metrics {
+        m.upstream_errors
+            .get_or_create(&vec![("kind", kind.to_owned())])
+            .inc();
+    }
+}
+
+fn blocked(shared: &Shared, code: &'static str) {
+    if let Some(m) = &shared.config.metrics {
+        m.failed
+            .get_or_create(&vec![("code", code.to_owned())])
+            .inc();
+    }
 }
 
 impl<B> Drop for ScannedBody<B> {
     fn drop(&mut self) {
+        if let Some(m) = &self.metrics {
+            m.open_streams.dec();
+            m.held_bytes.dec_by(self.held);
+        }
         if let Some((access, status)) = self.access.take() {
             let outcome = if self.done {
                 self.outcome
@@ -967,6 +1040,11 @@ where
                 this.done = true;
                 this.outcome = ScanError::ShuttingDown.code();
                 let e = this.scan.fail(ScanError::ShuttingDown);
+                if let Some(m) = &this.metrics {
+                    m.failed
+                        .get_or_create(&vec![("code", e.code().to_owned())])
+                        .inc();
+                }
                 return Poll::Ready(Some(Ok(Frame::data(Bytes::from(error_event(
                     this.flavor,
                     &e,
@@ -985,7 +1063,17 @@ where
                     let deadline = tokio::time::Instant::now() + this.idle;
                     this.sleep.as_mut().reset(deadline);
                     match frame.into_data() {
-                        Ok(data) => this.scan.feed(&data, &mut out),
+                        Ok(data) => {
+                            let started = Instant::now();
+                            let fed = this.scan.feed(&data, &mut out);
+                            if let Some(m) = &this.metrics {
+                                m.added_latency.observe(started.elapsed().as_secs_f64());
+                                let held = this.scan.held() as i64;
+                                m.held_bytes.inc_by(held - this.held);
+                                this.held = held;
+                            }
+                            fed
+                        }
                         Err(_) => Ok(()),
                     }
                 }
@@ -1000,12 +1088,22 @@ where
             if let Err(e) = result {
                 this.done = true;
                 this.outcome = e.code();
+                if let Some(m) = &this.metrics {
+                    m.failed
+                        .get_or_create(&vec![("code", e.code().to_owned())])
+                        .inc();
+                }
                 if let ScanError::Upstream(what) = &e {
                     tracing::warn!(
                         request_id = this.access.as_ref().map_or(0, |(a, _)| a.id),
                         error = %what,
                         "the upstream stream broke off"
                     );
+                    if let Some(m) = &this.metrics {
+                        m.upstream_errors
+                            .get_or_create(&vec![("kind", "broke_off".to_owned())])
+                            .inc();
+                    }
                 }
                 out.extend_from_slice(&error_event(this.flavor, &e));
             }
@@ -1013,5 +1111,54 @@ where
                 return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
             }
         }
+    }
+}
+
+/// Serves `metrics` in the Prometheus text format on `listener`, at any
+/// path, until the task is dropped: put it on an address of its own, not
+/// the proxy's.
+///
+/// # Example
+///
+/// ```no_run
+/// use stream_replace_proxy::{serve, serve_metrics, Config, Metrics};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let metrics = Metrics::new();
+/// let mut config = Config::new("http://127.0.0.1:18799/v1")?;
+/// config.metrics = Some(metrics.clone());
+/// let scrape = tokio::net::TcpListener::bind("127.0.0.1:14090").await?;
+/// tokio::spawn(serve_metrics(scrape, metrics));
+/// serve(tokio::net::TcpListener::bind("127.0.0.1:14000").await?, config).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let metrics = Arc::clone(&metrics);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |_req: Request<Incoming>| {
+                let text = metrics.render();
+                async move {
+                    let mut response = Response::new(Full::new(Bytes::from(text)));
+                    response.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static(
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        ),
+                    );
+                    Ok::<_, Infallible>(response)
+                }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
     }
 }

@@ -461,6 +461,11 @@ fn is_token(s: &str) -> bool {
 }
 
 impl SseScan {
+    /// Bytes held back across the response's fields.
+    pub(crate) fn held(&self) -> usize {
+        self.held
+    }
+
     /// The request's vault, with what the rules did so far.
     pub(crate) fn vault(&self) -> &Vault {
         &self.vault

@@ -41,6 +41,9 @@ pub struct Settings {
     pub listen: String,
     /// The upstream and the limits.
     pub config: Config,
+    /// Where the metrics are served in the Prometheus text format (none by
+    /// default): an address of its own, not the proxy's.
+    pub metrics_listen: Option<String>,
     /// The most detailed log level printed: `error`, `warn`, `info`
     /// (the default), `debug` or `trace`.
     pub log_level: String,
@@ -129,13 +132,15 @@ impl Settings {
     /// applies the environment variables `env` returns (`env` is
     /// `|k| std::env::var(k).ok()` in the program).
     ///
-    /// The file's keys: `listen`, `upstream`, `log_level`; in `[limits]`,
+    /// The file's keys: `listen`, `upstream`, `metrics_listen`,
+    /// `log_level`; in `[limits]`,
     /// `max_held_bytes`, `max_fields`, `max_event_bytes`,
     /// `max_request_bytes`, `max_response_bytes`, `max_values`,
     /// `max_connections`, `max_in_flight`; in `[timeouts]` (milliseconds),
     /// `header_read_ms`, `connect_ms`, `first_byte_ms`, `idle_ms`,
     /// `drain_ms`, `ready_ms`; in `[endpoints]`, `pass_through` (a list of
     /// paths, `*` for one segment). The variables: `LISTEN_ADDR`,
+    /// `METRICS_LISTEN_ADDR`,
     /// `UPSTREAM_BASE_URL`, `LOG_LEVEL`, `PASS_THROUGH` (comma-separated)
     /// and one per limit and timeout in upper case (`MAX_HELD_BYTES`,
     /// `IDLE_TIMEOUT_MS`, `DRAIN_TIMEOUT_MS`, ...).
@@ -191,6 +196,7 @@ impl Settings {
         let mut listen = "127.0.0.1:14000".to_owned();
         let mut upstream = None;
         let mut log_level = "info".to_owned();
+        let mut metrics_listen = None;
         let mut counts: Vec<(&str, usize)> = Vec::new();
         let mut times: Vec<(&str, u64)> = Vec::new();
         let mut pass_through = None;
@@ -199,6 +205,7 @@ impl Settings {
                 "listen" => listen = string(key, value)?,
                 "upstream" => upstream = Some(string(key, value)?),
                 "log_level" => log_level = string(key, value)?,
+                "metrics_listen" => metrics_listen = Some(string(key, value)?),
                 "limits" | "timeouts" | "endpoints" => {
                     let Some(section) = value.as_table() else {
                         return Err(err(key, format!("expected a table, found {}", value.type_str())));
@@ -251,7 +258,7 @@ impl Settings {
                 _ => {
                     return Err(err(
                         key,
-                        "unknown key (this version reads listen, upstream, log_level, [limits], [timeouts] and [endpoints])"
+                        "unknown key (this version reads listen, upstream, metrics_listen, log_level, [limits], [timeouts] and [endpoints])"
                             .to_owned(),
                     ))
                 }
@@ -266,6 +273,9 @@ impl Settings {
         };
         if let Some(v) = env("LISTEN_ADDR") {
             listen = v;
+        }
+        if let Some(v) = env("METRICS_LISTEN_ADDR") {
+            metrics_listen = Some(v);
         }
         if let Some(v) = env("LOG_LEVEL") {
             log_level = v;
@@ -321,6 +331,14 @@ impl Settings {
                 format!("expected an address such as 127.0.0.1:14000, found {listen:?}"),
             ));
         }
+        if let Some(addr) = &metrics_listen {
+            if addr.parse::<std::net::SocketAddr>().is_err() || *addr == listen {
+                return Err(err(
+                    "metrics_listen",
+                    format!("expected an address other than listen, such as 127.0.0.1:14090, found {addr:?}"),
+                ));
+            }
+        }
         let Some(upstream) = upstream else {
             return Err(err(
                 "upstream",
@@ -344,6 +362,7 @@ impl Settings {
         }
         Ok(Settings {
             listen,
+            metrics_listen,
             config,
             log_level,
         })
@@ -392,12 +411,13 @@ impl Settings {
     pub fn summary(&self) -> String {
         let c = &self.config;
         format!(
-            "listen {}\nupstream {}\nlog_level {}\n\
+            "listen {}\nupstream {}\nmetrics_listen {}\nlog_level {}\n\
              limits: held {} B, fields {}, event {} B, request {} B, response {} B, values {}, connections {}, in flight {}\n\
              timeouts: header read {:?}, connect {:?}, first byte {:?}, idle {:?}, drain {:?}, ready {:?}\n\
              pass-through: {}\n",
             self.listen,
             c.upstream_base(),
+            self.metrics_listen.as_deref().unwrap_or("(none)"),
             self.log_level,
             c.max_held,
             c.max_fields,

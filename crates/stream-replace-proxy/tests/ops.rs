@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::json;
-use stream_replace_proxy::Config;
+use stream_replace_proxy::{serve_metrics, Config, Metrics};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -152,6 +152,7 @@ async fn start(upstream: &str, drain_ms: u64) -> Proxy {
             upstream,
         ])
         .env("DRAIN_TIMEOUT_MS", drain_ms.to_string())
+        .env("METRICS_LISTEN_ADDR", format!("127.0.0.1:{}", free_port()))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -264,4 +265,117 @@ async fn sigterm_ends_a_stream_past_the_deadline_with_an_error_event() {
     assert!(!text.contains("three"), "{text}");
     assert_eq!(wait_exit(&mut proxy, Duration::from_secs(10)), 0);
     assert!(signalled.elapsed() < Duration::from_secs(10));
+}
+
+// A counter's value in the text format, 0 when it is not there yet.
+fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test]
+async fn a_redaction_and_a_block_each_move_their_counters() {
+    let chunk = |i: u64, t: &str| json!({"choices": [{"index": i, "delta": {"content": t}, "finish_reason": null}]});
+    let redacted = sse(&[chunk(0, "write to qwzx"), chunk(0, "jkvb@example.com now")]);
+    // Text held past the cap: the response ends closed.
+    let mut held = format!("data: {}\n\n", chunk(9, "start ")).into_bytes();
+    held.extend(sse(&(0..20)
+        .map(|i| chunk(i, &"k".repeat(300)))
+        .collect::<Vec<_>>()));
+    let up = upstream(Arc::new(move |seen: &Seen| {
+        let body = if seen.body.contains("held") {
+            &held
+        } else {
+            &redacted
+        };
+        pieces(head(200, "text/event-stream", ""), body, 9)
+    }))
+    .await;
+    let metrics = Metrics::new();
+    let mut config = Config::new(&up.base).unwrap().max_held(1000);
+    config.metrics = Some(metrics.clone());
+    let addr = proxy(config).await;
+    let scrape = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let scrape_addr = scrape.local_addr().unwrap().to_string();
+    tokio::spawn(serve_metrics(scrape, metrics.clone()));
+
+    let before = send(&scrape_addr, "GET", "/metrics", "").await;
+    assert_eq!(before.status, 200);
+    let email = "stream_replace_proxy_redactions_total{rule=\"email\"}";
+    let block = "stream_replace_proxy_blocked_total{code=\"held_limit\"}";
+    let ok =
+        "stream_replace_proxy_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"}";
+    assert_eq!(sample(&before.body, email), 0.0);
+    assert_eq!(sample(&before.body, block), 0.0);
+
+    let got = send(
+        &addr,
+        "POST",
+        "/v1/chat/completions",
+        r#"{"model":"m","stream":true}"#,
+    )
+    .await;
+    assert!(got.body.contains("[EMAIL_REDACTED]"), "{}", got.body);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let after = send(&scrape_addr, "GET", "/metrics", "").await.body;
+    assert_eq!(sample(&after, email), 1.0, "{after}");
+    assert_eq!(sample(&after, block), 0.0, "{after}");
+    assert_eq!(sample(&after, ok), 1.0, "{after}");
+
+    let got = send(
+        &addr,
+        "POST",
+        "/v1/chat/completions",
+        r#"{"model":"m","stream":true,"note":"held"}"#,
+    )
+    .await;
+    assert!(got.body.contains("held_limit"), "{}", got.body);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let after = send(&scrape_addr, "GET", "/metrics", "").await.body;
+    assert_eq!(sample(&after, email), 1.0, "{after}");
+    assert_eq!(sample(&after, block), 1.0, "{after}");
+    assert_eq!(sample(&after, ok), 2.0, "{after}");
+    assert_eq!(
+        sample(&after, "stream_replace_proxy_open_streams"),
+        0.0,
+        "{after}"
+    );
+    assert_eq!(
+        sample(&after, "stream_replace_proxy_held_bytes"),
+        0.0,
+        "{after}"
+    );
+    assert!(
+        sample(&after, "stream_replace_proxy_added_latency_seconds_count") >= 2.0,
+        "{after}"
+    );
+    // The values never reach the metrics either.
+    assert!(
+        !after.contains("qwzx") && !after.contains("kkkk"),
+        "{after}"
+    );
+
+    // An unreachable upstream is counted.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let mut config = Config::new(&dead).unwrap();
+    config.metrics = Some(metrics.clone());
+    let addr = proxy(config).await;
+    assert_eq!(
+        send(&addr, "POST", "/v1/chat/completions", "{}")
+            .await
+            .status,
+        502
+    );
+    let after = send(&scrape_addr, "GET", "/metrics", "").await.body;
+    assert_eq!(
+        sample(
+            &after,
+            "stream_replace_proxy_upstream_errors_total{kind=\"unreachable\"}"
+        ),
+        1.0,
+        "{after}"
+    );
 }

@@ -21,6 +21,7 @@ fn example_file_parses_with_its_documented_values() {
     assert_eq!(s.listen, "127.0.0.1:14000");
     assert_eq!(s.config.upstream_base(), "http://127.0.0.1:18799/v1");
     assert_eq!(s.log_level, "info");
+    assert_eq!(s.metrics_listen.as_deref(), Some("127.0.0.1:14090"));
     assert_eq!(s.config.max_held, 1 << 20);
     assert_eq!(s.config.max_in_flight, 1024);
     assert_eq!(s.config.drain_timeout, Duration::from_secs(30));
