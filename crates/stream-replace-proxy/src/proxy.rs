@@ -934,42 +934,42 @@ async fn stream_response(
         m.open_streams.inc();
         m.held_bytes.inc_by(held);
     }
-    let body = ScannedBody {
-        force: Box::pin(async move {
-            // Only an explicit end of the drain ends the stream.
-            if force.wait_for(|f| *f).await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        }),
-        access: access.map(|a| (a, status)),
-        outcome: "ok",
-        metrics,
-        held,
-        upstream: body,
-        scan,
-        flavor,
-        idle: config.idle_timeout,
-        sleep: Box::pin(tokio::time::sleep(config.idle_timeout)),
-        first: Some(Bytes::from(out)),
-        done: ended,
-        _permit: permit,
-    };
+    let mut body = GuardedBody::new(body, scan, flavor, Bytes::from(out), ended);
+    body.force = Some(Box::pin(async move {
+        // Only an explicit end of the drain ends the stream.
+        if force.wait_for(|f| *f).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }));
+    body.access = access.map(|a| (a, status));
+    body.metrics = metrics;
+    body.held = held;
+    body.idle = Some((
+        config.idle_timeout,
+        Box::pin(tokio::time::sleep(config.idle_timeout)),
+    ));
+    body._permit = Some(permit);
     Ok(Response::from_parts(parts, body.boxed_unsync()))
 }
 
-/// An upstream SSE body rewritten event by event as it arrives.
-struct ScannedBody<B> {
+/// An upstream SSE body rewritten event by event as it arrives: every
+/// string of every event scanned, one exact stream per JSON path with its
+/// indices, and what cannot be parsed or exceeds a bound ends the stream
+/// with an error event of the API's shape. Made by
+/// [`ResponseGuard::sse`](crate::ResponseGuard::sse) or
+/// [`GuardLayer`](crate::GuardLayer); the proxy's own responses are these
+/// too.
+pub struct GuardedBody<B> {
     upstream: B,
     scan: SseScan,
     flavor: Flavor,
-    idle: Duration,
-    sleep: Pin<Box<Sleep>>,
     first: Option<Bytes>,
     done: bool,
-    // Held while the response streams: it counts as in flight.
-    _permit: OwnedSemaphorePermit,
-    // Ready once the drain deadline has passed.
-    force: Pin<Box<dyn Future<Output = ()> + Send>>,
+    // The proxy's additions: the idle timeout, a permit held while the
+    // response streams (it counts as in flight), the end of the drain.
+    idle: Option<(Duration, Pin<Box<Sleep>>)>,
+    _permit: Option<OwnedSemaphorePermit>,
+    force: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     // Logged when the body ends or is dropped.
     access: Option<(Access, StatusCode)>,
     outcome: &'static str,
@@ -996,7 +996,41 @@ fn blocked(shared: &Shared, code: &'static str) {
     }
 }
 
-impl<B> Drop for ScannedBody<B> {
+impl<B> GuardedBody<B> {
+    pub(crate) fn new(
+        upstream: B,
+        scan: SseScan,
+        flavor: Flavor,
+        first: Bytes,
+        done: bool,
+    ) -> GuardedBody<B> {
+        GuardedBody {
+            upstream,
+            scan,
+            flavor,
+            first: Some(first),
+            done,
+            idle: None,
+            _permit: None,
+            force: None,
+            access: None,
+            outcome: "ok",
+            metrics: None,
+            held: 0,
+        }
+    }
+}
+
+impl<B> std::fmt::Debug for GuardedBody<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuardedBody")
+            .field("done", &self.done)
+            .field("held", &self.scan.held())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B> Drop for GuardedBody<B> {
     fn drop(&mut self) {
         if let Some(m) = &self.metrics {
             m.open_streams.dec();
@@ -1013,7 +1047,7 @@ impl<B> Drop for ScannedBody<B> {
     }
 }
 
-impl<B> Body for ScannedBody<B>
+impl<B> Body for GuardedBody<B>
 where
     B: Body<Data = Bytes> + Unpin,
     B::Error: std::fmt::Display,
@@ -1036,7 +1070,11 @@ where
                 return Poll::Ready(None);
             }
             let mut out = Vec::new();
-            if this.force.as_mut().poll(cx).is_ready() {
+            if this
+                .force
+                .as_mut()
+                .is_some_and(|f| f.as_mut().poll(cx).is_ready())
+            {
                 this.done = true;
                 this.outcome = ScanError::ShuttingDown.code();
                 let e = this.scan.fail(ScanError::ShuttingDown);
@@ -1052,7 +1090,10 @@ where
             }
             let result = match Pin::new(&mut this.upstream).poll_frame(cx) {
                 Poll::Pending => {
-                    if this.sleep.as_mut().poll(cx).is_pending() {
+                    let Some((_, sleep)) = &mut this.idle else {
+                        return Poll::Pending;
+                    };
+                    if sleep.as_mut().poll(cx).is_pending() {
                         return Poll::Pending;
                     }
                     Err(this
@@ -1060,8 +1101,9 @@ where
                         .fail(ScanError::Upstream("the upstream went silent".to_owned())))
                 }
                 Poll::Ready(Some(Ok(frame))) => {
-                    let deadline = tokio::time::Instant::now() + this.idle;
-                    this.sleep.as_mut().reset(deadline);
+                    if let Some((idle, sleep)) = &mut this.idle {
+                        sleep.as_mut().reset(tokio::time::Instant::now() + *idle);
+                    }
                     match frame.into_data() {
                         Ok(data) => {
                             let started = Instant::now();
