@@ -15,6 +15,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Body, Frame, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -56,6 +57,10 @@ pub struct Config {
     upstream_base: String,
     upstream_authority: hyper::http::uri::Authority,
     upstream_path: String,
+    upstream_tls: bool,
+    /// A PEM file of root certificates trusted for an `https://` upstream
+    /// (a private CA), besides the webpki roots (none).
+    pub upstream_ca_file: Option<std::path::PathBuf>,
     /// Bytes one response may hold back across all its fields, with the
     /// copy of the event that carries each field's rest (1 MiB). Past it
     /// the response fails closed.
@@ -99,13 +104,13 @@ pub struct Config {
 
 impl Config {
     /// A proxy in front of `upstream_base`, an OpenAI-compatible `/v1`
-    /// base URL (`http://` only: the proxy speaks plain HTTP/1.1), with
-    /// the default limits.
+    /// base URL, `http://` or `https://` (HTTP/1.1, or HTTP/2 when the
+    /// server offers it over TLS), with the default limits.
     ///
     /// # Errors
     ///
-    /// When `upstream_base` is not an `http://` URL with a host, or has a
-    /// query.
+    /// When `upstream_base` is not an `http://` or `https://` URL with a
+    /// host, or has a query or user information.
     ///
     /// # Example
     ///
@@ -114,16 +119,18 @@ impl Config {
     ///
     /// assert!(Config::new("http://localhost:8000/v1/").is_ok());
     /// assert!(Config::new("http://localhost:8000").is_ok());
+    /// assert!(Config::new("https://api.openai.com/v1").is_ok());
     /// assert!(Config::new("localhost:8000").is_err());
     /// ```
     pub fn new(upstream_base: &str) -> Result<Config, String> {
         let base = upstream_base.trim_end_matches('/');
         let err = || {
             format!(
-                "UPSTREAM_BASE_URL must be an http:// URL such as http://127.0.0.1:18799/v1, not {upstream_base:?}"
+                "UPSTREAM_BASE_URL must be an http:// or https:// URL such as http://127.0.0.1:18799/v1, not {upstream_base:?}"
             )
         };
-        if !base.starts_with("http://") {
+        let tls = base.starts_with("https://");
+        if !tls && !base.starts_with("http://") {
             return Err(err());
         }
         let uri: Uri = base.parse().map_err(|_| err())?;
@@ -136,6 +143,8 @@ impl Config {
             upstream_base: base.to_owned(),
             upstream_authority: authority,
             upstream_path: path,
+            upstream_tls: tls,
+            upstream_ca_file: None,
             max_held: 1 << 20,
             max_fields: 256,
             max_event: 1 << 20,
@@ -215,7 +224,7 @@ struct Shared {
     config: Config,
     detectors: Detectors,
     rules: Rules,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     in_flight: Arc<Semaphore>,
     // Set when the drain deadline has passed: open streams end.
     force: watch::Receiver<bool>,
@@ -293,6 +302,13 @@ pub async fn serve_with_shutdown(
     let mut connector = HttpConnector::new();
     connector.set_connect_timeout(Some(config.connect_timeout));
     connector.set_nodelay(true);
+    connector.enforce_http(false);
+    let connector = HttpsConnectorBuilder::new()
+        .with_tls_config(tls_config(config.upstream_ca_file.as_deref())?)
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(connector);
     let client = Client::builder(TokioExecutor::new())
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(Duration::from_secs(30))
@@ -388,6 +404,35 @@ pub async fn serve_with_shutdown(
     Ok(())
 }
 
+/// The TLS settings for an `https://` upstream: the webpki roots, and the
+/// certificates of `ca_file` if given.
+fn tls_config(ca_file: Option<&std::path::Path>) -> std::io::Result<rustls::ClientConfig> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::CertificateDer;
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(path) = ca_file {
+        let bad =
+            |e: String| std::io::Error::other(format!("upstream_ca_file {}: {e}", path.display()));
+        let mut added = 0;
+        for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(e.to_string()))? {
+            let cert = cert.map_err(|e| bad(e.to_string()))?;
+            roots.add(cert).map_err(|e| bad(e.to_string()))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(bad("holds no PEM certificate".to_owned()));
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(std::io::Error::other)?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
 // The paths the proxy answers itself, outside the proxied `/v1` namespace.
 const HEALTH: &str = "/healthz";
 const READY: &str = "/readyz";
@@ -399,7 +444,8 @@ async fn health(shared: &Shared, path: &str) -> Response<ProxyBody> {
         // The rules were compiled before the first connection was
         // accepted; what is left to check is the upstream.
         let authority = &shared.config.upstream_authority;
-        let port = authority.port_u16().unwrap_or(80);
+        let default_port = if shared.config.upstream_tls { 443 } else { 80 };
+        let port = authority.port_u16().unwrap_or(default_port);
         let connect = tokio::net::TcpStream::connect((authority.host(), port));
         match tokio::time::timeout(shared.config.ready_timeout, connect).await {
             Ok(Ok(_)) => (StatusCode::OK, json!({"status": "ready"})),
@@ -733,7 +779,7 @@ async fn forward(
         path.push_str(q);
     }
     let Ok(uri) = Uri::builder()
-        .scheme("http")
+        .scheme(if config.upstream_tls { "https" } else { "http" })
         .authority(config.upstream_authority.clone())
         .path_and_query(path)
         .build()

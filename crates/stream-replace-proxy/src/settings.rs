@@ -132,7 +132,8 @@ impl Settings {
     /// applies the environment variables `env` returns (`env` is
     /// `|k| std::env::var(k).ok()` in the program).
     ///
-    /// The file's keys: `listen`, `upstream`, `metrics_listen`,
+    /// The file's keys: `listen`, `upstream`, `upstream_ca_file` (a PEM
+    /// file of roots trusted for an `https://` upstream), `metrics_listen`,
     /// `log_level`; in `[limits]`,
     /// `max_held_bytes`, `max_fields`, `max_event_bytes`,
     /// `max_request_bytes`, `max_response_bytes`, `max_values`,
@@ -140,7 +141,7 @@ impl Settings {
     /// `header_read_ms`, `connect_ms`, `first_byte_ms`, `idle_ms`,
     /// `drain_ms`, `ready_ms`; in `[endpoints]`, `pass_through` (a list of
     /// paths, `*` for one segment). The variables: `LISTEN_ADDR`,
-    /// `METRICS_LISTEN_ADDR`,
+    /// `METRICS_LISTEN_ADDR`, `UPSTREAM_CA_FILE`,
     /// `UPSTREAM_BASE_URL`, `LOG_LEVEL`, `PASS_THROUGH` (comma-separated)
     /// and one per limit and timeout in upper case (`MAX_HELD_BYTES`,
     /// `IDLE_TIMEOUT_MS`, `DRAIN_TIMEOUT_MS`, ...).
@@ -197,6 +198,7 @@ impl Settings {
         let mut upstream = None;
         let mut log_level = "info".to_owned();
         let mut metrics_listen = None;
+        let mut ca_file: Option<String> = None;
         let mut counts: Vec<(&str, usize)> = Vec::new();
         let mut times: Vec<(&str, u64)> = Vec::new();
         let mut pass_through = None;
@@ -206,6 +208,7 @@ impl Settings {
                 "upstream" => upstream = Some(string(key, value)?),
                 "log_level" => log_level = string(key, value)?,
                 "metrics_listen" => metrics_listen = Some(string(key, value)?),
+                "upstream_ca_file" => ca_file = Some(string(key, value)?),
                 "limits" | "timeouts" | "endpoints" => {
                     let Some(section) = value.as_table() else {
                         return Err(err(key, format!("expected a table, found {}", value.type_str())));
@@ -258,7 +261,7 @@ impl Settings {
                 _ => {
                     return Err(err(
                         key,
-                        "unknown key (this version reads listen, upstream, metrics_listen, log_level, [limits], [timeouts] and [endpoints])"
+                        "unknown key (this version reads listen, upstream, upstream_ca_file, metrics_listen, log_level, [limits], [timeouts] and [endpoints])"
                             .to_owned(),
                     ))
                 }
@@ -273,6 +276,9 @@ impl Settings {
         };
         if let Some(v) = env("LISTEN_ADDR") {
             listen = v;
+        }
+        if let Some(v) = env("UPSTREAM_CA_FILE") {
+            ca_file = Some(v);
         }
         if let Some(v) = env("METRICS_LISTEN_ADDR") {
             metrics_listen = Some(v);
@@ -359,6 +365,24 @@ impl Settings {
         }
         if let Some(paths) = pass_through {
             config.pass_through = paths;
+        }
+        if let Some(path) = ca_file {
+            match std::fs::read_to_string(&path) {
+                Ok(text) if text.contains("-----BEGIN CERTIFICATE-----") => {}
+                Ok(_) => {
+                    return Err(err(
+                        "upstream_ca_file",
+                        format!("{path} holds no PEM certificate"),
+                    ))
+                }
+                Err(e) => {
+                    return Err(err(
+                        "upstream_ca_file",
+                        format!("{path} cannot be read: {e}"),
+                    ))
+                }
+            }
+            config.upstream_ca_file = Some(path.into());
         }
         Ok(Settings {
             listen,

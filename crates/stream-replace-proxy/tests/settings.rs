@@ -223,7 +223,7 @@ fn bad_upstreams_are_rejected() {
             ("proxy.toml", "upstream"),
             "{e}"
         );
-        assert!(e.reason.contains("http:// URL"), "{e}");
+        assert!(e.reason.contains("http:// or https:// URL"), "{e}");
     }
 }
 
@@ -246,4 +246,17 @@ fn unreadable_file_is_named() {
     let e = Settings::from_file("does/not/exist.toml", no_env).unwrap_err();
     assert_eq!(e.origin, "does/not/exist.toml");
     assert!(e.reason.contains("cannot be read"), "{e}");
+}
+
+#[test]
+fn a_ca_file_that_is_missing_or_not_pem_is_rejected() {
+    let e = bad(&format!("{UP}upstream_ca_file = \"no/such/ca.pem\""));
+    assert_eq!(
+        (e.origin.as_str(), e.key.as_str()),
+        ("proxy.toml", "upstream_ca_file")
+    );
+    assert!(e.reason.contains("cannot be read"), "{e}");
+    let e = bad(&format!("{UP}upstream_ca_file = {:?}", EXAMPLE));
+    assert_eq!(e.key, "upstream_ca_file");
+    assert!(e.reason.contains("no PEM certificate"), "{e}");
 }
