@@ -13,16 +13,19 @@ cd "$(dirname "$0")/../../.."
 python3 -m pip install --quiet "pii-leak-benchmark[validate]==0.6.0"
 cargo build --release -p stream-replace-proxy
 proxy=${CARGO_TARGET_DIR:-target}/release/stream-replace-proxy
+# The example settings: listen 127.0.0.1:14000, upstream 127.0.0.1:18799/v1.
+config=crates/stream-replace-proxy/examples/proxy.toml
 out=${OUT:-target/pii-leak-benchmark}
 rm -rf "$out"
 mkdir -p "$out"
 
-# v1: `ci` starts the proxy itself, pointing UPSTREAM_BASE_URL at its capture.
+# v1: `ci` starts the proxy itself with the example settings, its
+# UPSTREAM_BASE_URL (over the file's upstream) pointing at its capture.
 pii-leak-benchmark ci --target-base-url http://127.0.0.1:14000/v1 --out "$out/v1" \
-  --start-command "$proxy" --upstream-env UPSTREAM_BASE_URL
+  --start-command "$proxy --config $config" --upstream-env UPSTREAM_BASE_URL
 
 # v2: the proxy in front of the capture on port 18799.
-UPSTREAM_BASE_URL=http://127.0.0.1:18799/v1 LISTEN_ADDR=127.0.0.1:14000 "$proxy" &
+"$proxy" --config "$config" &
 pid=$!
 trap 'kill $pid 2>/dev/null' EXIT
 python3 - <<'WAIT'

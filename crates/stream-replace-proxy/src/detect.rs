@@ -180,6 +180,30 @@ pub struct Vault {
     counts: HashMap<&'static str, usize>,
     limit: usize,
     overflowed: bool,
+    tally: Tally,
+}
+
+/// What the response rules did for one request: counts and rule ids only,
+/// never a value, so that it can be logged and counted.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tally {
+    /// Placeholders restored to their values.
+    pub(crate) restored: u64,
+    /// Redactions, by rule id, in the order the rules first fired.
+    pub(crate) redacted: Vec<(&'static str, u64)>,
+}
+
+impl Tally {
+    /// All redactions, whatever the rule.
+    pub(crate) fn redactions(&self) -> u64 {
+        self.redacted.iter().map(|(_, n)| n).sum()
+    }
+
+    /// The ids of the rules that fired, comma-separated.
+    pub(crate) fn rule_ids(&self) -> String {
+        let ids: Vec<&str> = self.redacted.iter().map(|(id, _)| *id).collect();
+        ids.join(",")
+    }
 }
 
 impl Default for Vault {
@@ -224,6 +248,19 @@ impl Vault {
             counts: HashMap::new(),
             limit,
             overflowed: false,
+            tally: Tally::default(),
+        }
+    }
+
+    /// What the response rules did with this vault in scope.
+    pub(crate) fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
+    fn note_redaction(&mut self, id: &'static str) {
+        match self.tally.redacted.iter_mut().find(|(i, _)| *i == id) {
+            Some((_, n)) => *n += 1,
+            None => self.tally.redacted.push((id, 1)),
         }
     }
 
@@ -365,16 +402,30 @@ impl Vault {
 pub fn response_rules(config: Config) -> Result<Rules, stream_replace::Error> {
     let restore = Replacement::with(|caps| {
         let placeholder = caps.as_str();
-        VAULT.with(|vault| match vault.borrow().value(placeholder) {
-            Some(value) => value.to_owned(),
-            None => placeholder.to_owned(),
+        VAULT.with(|vault| {
+            let mut vault = vault.borrow_mut();
+            match vault.value(placeholder) {
+                Some(value) => {
+                    let value = value.to_owned();
+                    vault.tally.restored += 1;
+                    value
+                }
+                None => placeholder.to_owned(),
+            }
         })
     });
     let mut builder = Rules::builder();
     builder.rule(Pattern::regex(placeholder_pattern()), restore);
     for r in detectors().rules() {
         let redaction = format!("[{}_REDACTED]", label(r.mask));
-        builder.add(rule_of(r, Replacement::literal(redaction)));
+        let id = r.id;
+        // Counted in the vault in scope, by rule id, for the access log
+        // and the metrics.
+        let replacement = Replacement::with(move |_| {
+            VAULT.with(|vault| vault.borrow_mut().note_redaction(id));
+            redaction.clone()
+        });
+        builder.add(rule_of(r, replacement));
     }
     builder.config(config).build()
 }

@@ -48,9 +48,17 @@
 #![warn(missing_debug_implementations)]
 
 mod detect;
+mod layer;
+mod metrics;
 mod proxy;
 mod route;
 mod scan;
+mod settings;
 
 pub use crate::detect::{detectors, response_rules, with_vault, Vault};
-pub use crate::proxy::{serve, Config, LOGPROBS_HEADER};
+pub use crate::layer::{Api, GuardLayer, Guarded, GuardedResponseBody, ResponseGuard};
+pub use crate::metrics::Metrics;
+pub use crate::proxy::{
+    serve, serve_metrics, serve_with_shutdown, Config, GuardedBody, LOGPROBS_HEADER,
+};
+pub use crate::settings::{Settings, SettingsError};

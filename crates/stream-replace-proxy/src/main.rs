@@ -1,101 +1,138 @@
 //! `stream-replace-proxy`: the redacting proxy as a program.
 //!
-//! Reads its settings from the environment: `UPSTREAM_BASE_URL` (the
-//! upstream's `/v1` base, required), `LISTEN_ADDR` (default
-//! `127.0.0.1:14000`), and the limits and timeouts of [`Config`], each
-//! optional (see the crate README for the defaults): `MAX_HELD_BYTES`,
-//! `MAX_FIELDS`, `MAX_EVENT_BYTES`, `MAX_REQUEST_BYTES`,
-//! `MAX_RESPONSE_BYTES`, `MAX_VALUES`, `MAX_CONNECTIONS`, `MAX_IN_FLIGHT`
-//! (counts), `HEADER_READ_TIMEOUT_MS`, `CONNECT_TIMEOUT_MS`,
-//! `FIRST_BYTE_TIMEOUT_MS`, `IDLE_TIMEOUT_MS` (milliseconds) and
-//! `PASS_THROUGH` (comma-separated paths, `*` for one segment).
+//! Settings come from a TOML file (`--config`, see
+//! `examples/proxy.toml`), then environment variables over single keys
+//! (`UPSTREAM_BASE_URL`, `LISTEN_ADDR`, `MAX_HELD_BYTES`,
+//! `IDLE_TIMEOUT_MS`, ...: see [`Settings::from_toml`]), then the
+//! command line (`--listen`, `--upstream`). SIGTERM or SIGINT drains the
+//! proxy and exits 0.
 
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
-use std::time::Duration;
 
-use stream_replace_proxy::{serve, Config};
+use clap::Parser;
+use stream_replace_proxy::{serve_metrics, serve_with_shutdown, Metrics, Settings};
 
-fn number(name: &str) -> Result<Option<usize>, String> {
-    match std::env::var(name) {
-        Err(_) => Ok(None),
-        Ok(v) => v
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| format!("{name} must be a whole number, not {v:?}")),
+/// An OpenAI-compatible redacting proxy: masks personal data in requests,
+/// restores it and redacts new values in streamed responses.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Cli {
+    /// The TOML settings file (see examples/proxy.toml in the crate).
+    #[arg(long, value_name = "FILE")]
+    config: Option<String>,
+    /// The address to listen on, over the file and LISTEN_ADDR.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// The upstream's /v1 base URL, over the file and UPSTREAM_BASE_URL.
+    #[arg(long, value_name = "URL")]
+    upstream: Option<String>,
+    /// Read the settings, compile the rules, print a summary and exit.
+    #[arg(long)]
+    check_config: bool,
+}
+
+fn level(name: &str) -> tracing::Level {
+    match name {
+        "error" => tracing::Level::ERROR,
+        "warn" => tracing::Level::WARN,
+        "debug" => tracing::Level::DEBUG,
+        "trace" => tracing::Level::TRACE,
+        _ => tracing::Level::INFO,
     }
 }
 
-fn configure(config: &mut Config) -> Result<(), String> {
-    let counts: [(&str, &mut usize); 8] = [
-        ("MAX_HELD_BYTES", &mut config.max_held),
-        ("MAX_FIELDS", &mut config.max_fields),
-        ("MAX_EVENT_BYTES", &mut config.max_event),
-        ("MAX_REQUEST_BYTES", &mut config.max_request_body),
-        ("MAX_RESPONSE_BYTES", &mut config.max_response_body),
-        ("MAX_VALUES", &mut config.max_values),
-        ("MAX_CONNECTIONS", &mut config.max_connections),
-        ("MAX_IN_FLIGHT", &mut config.max_in_flight),
-    ];
-    for (name, field) in counts {
-        if let Some(n) = number(name)? {
-            *field = n;
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
     }
-    let times: [(&str, &mut Duration); 4] = [
-        ("HEADER_READ_TIMEOUT_MS", &mut config.header_read_timeout),
-        ("CONNECT_TIMEOUT_MS", &mut config.connect_timeout),
-        ("FIRST_BYTE_TIMEOUT_MS", &mut config.first_byte_timeout),
-        ("IDLE_TIMEOUT_MS", &mut config.idle_timeout),
-    ];
-    for (name, field) in times {
-        if let Some(ms) = number(name)? {
-            *field = Duration::from_millis(ms as u64);
-        }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
-    if let Ok(list) = std::env::var("PASS_THROUGH") {
-        config.pass_through = list
-            .split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(str::to_owned)
-            .collect();
-    }
-    Ok(())
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let Ok(upstream) = std::env::var("UPSTREAM_BASE_URL") else {
-        eprintln!("stream-replace-proxy: set UPSTREAM_BASE_URL to the upstream's /v1 base URL");
-        return ExitCode::from(2);
+    let cli = Cli::parse();
+    // The command line over the environment over the file.
+    let env = |key: &str| match key {
+        "LISTEN_ADDR" if cli.listen.is_some() => cli.listen.clone(),
+        "UPSTREAM_BASE_URL" if cli.upstream.is_some() => cli.upstream.clone(),
+        _ => std::env::var(key).ok(),
     };
-    let mut config = match Config::new(&upstream) {
-        Ok(config) => config,
+    let settings = match &cli.config {
+        Some(path) => Settings::from_file(path, env),
+        None => Settings::from_toml("", "(no config file)", env),
+    };
+    let mut settings = match settings {
+        Ok(settings) => settings,
         Err(e) => {
             eprintln!("stream-replace-proxy: {e}");
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = configure(&mut config) {
-        eprintln!("stream-replace-proxy: {e}");
-        return ExitCode::from(2);
+    if cli.check_config {
+        // Compiling the rules is the rest of what serving needs.
+        if let Err(e) = stream_replace_proxy::response_rules(stream_replace::Config::new()) {
+            eprintln!("stream-replace-proxy: the rules do not compile: {e}");
+            return ExitCode::from(2);
+        }
+        print!("{}", settings.summary());
+        println!(
+            "rules: the pii pack ({} rules), compiled",
+            stream_replace_proxy::detectors().rules().len()
+        );
+        return ExitCode::SUCCESS;
     }
-    let addr = std::env::var("LISTEN_ADDR").unwrap_or_else(|_| "127.0.0.1:14000".to_owned());
-    let listener = match tokio::net::TcpListener::bind(&addr).await {
+    tracing_subscriber::fmt()
+        .with_max_level(level(&settings.log_level))
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+    let listener = match tokio::net::TcpListener::bind(&settings.listen).await {
         Ok(listener) => listener,
         Err(e) => {
-            eprintln!("stream-replace-proxy: cannot listen on {addr}: {e}");
+            eprintln!(
+                "stream-replace-proxy: cannot listen on {}: {e}",
+                settings.listen
+            );
             return ExitCode::from(2);
         }
     };
-    eprintln!(
-        "stream-replace-proxy: listening on {addr}, upstream {}",
-        config.upstream_base()
+    if let Some(addr) = &settings.metrics_listen {
+        let metrics = Metrics::new();
+        settings.config.metrics = Some(metrics.clone());
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(scrape) => {
+                tokio::spawn(serve_metrics(scrape, metrics));
+            }
+            Err(e) => {
+                eprintln!("stream-replace-proxy: cannot serve metrics on {addr}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    tracing::info!(
+        listen = %settings.listen,
+        metrics = settings.metrics_listen.as_deref().unwrap_or("off"),
+        upstream = settings.config.upstream_base(),
+        "stream-replace-proxy listening"
     );
-    match serve(listener, config).await {
+    match serve_with_shutdown(listener, settings.config, shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("stream-replace-proxy: {e}");

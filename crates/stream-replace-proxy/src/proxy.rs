@@ -4,31 +4,34 @@ use std::convert::Infallible;
 use std::error::Error as StdError;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
+use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Body, Frame, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::{Request, Response, StatusCode, Uri};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use serde_json::{json, Value};
 use stream_replace::Rules;
 use tokio::net::TcpListener;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
 
 use crate::detect::{response_rules, with_vault, Detectors, Vault};
+use crate::metrics::Metrics;
 use crate::route::{self, Route, DEFAULT_PASS_THROUGH};
 use crate::scan::{self, error_event, Flavor, Limits, ScanError, SseScan};
 
 type BoxError = Box<dyn StdError + Send + Sync>;
-type ProxyBody = BoxBody<Bytes, BoxError>;
+type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
 
 /// The header set on a response whose `logprobs` were dropped.
 pub const LOGPROBS_HEADER: &str = "x-stream-replace-logprobs";
@@ -54,6 +57,10 @@ pub struct Config {
     upstream_base: String,
     upstream_authority: hyper::http::uri::Authority,
     upstream_path: String,
+    upstream_tls: bool,
+    /// A PEM file of root certificates trusted for an `https://` upstream
+    /// (a private CA), besides the webpki roots (none).
+    pub upstream_ca_file: Option<std::path::PathBuf>,
     /// Bytes one response may hold back across all its fields, with the
     /// copy of the event that carries each field's rest (1 MiB). Past it
     /// the response fails closed.
@@ -82,6 +89,14 @@ pub struct Config {
     pub max_connections: usize,
     /// Requests being handled at once, streams included (1024); past it, 503.
     pub max_in_flight: usize,
+    /// After a shutdown signal, how long in-flight responses may go on
+    /// (30 s); the streams still open then end with an error event.
+    pub drain_timeout: Duration,
+    /// How long `/readyz` waits for a connection to the upstream (2 s).
+    pub ready_timeout: Duration,
+    /// Where the proxy counts what it does (none by default); see
+    /// [`serve_metrics`].
+    pub metrics: Option<Arc<Metrics>>,
     /// Paths whose responses are passed back unscanned (`/v1/models`,
     /// `/v1/models/*`, `/v1/embeddings`); `*` is one path segment.
     pub pass_through: Vec<String>,
@@ -89,13 +104,13 @@ pub struct Config {
 
 impl Config {
     /// A proxy in front of `upstream_base`, an OpenAI-compatible `/v1`
-    /// base URL (`http://` only: the proxy speaks plain HTTP/1.1), with
-    /// the default limits.
+    /// base URL, `http://` or `https://` (HTTP/1.1, or HTTP/2 when the
+    /// server offers it over TLS), with the default limits.
     ///
     /// # Errors
     ///
-    /// When `upstream_base` is not an `http://` URL with a host, or has a
-    /// query.
+    /// When `upstream_base` is not an `http://` or `https://` URL with a
+    /// host, or has a query or user information.
     ///
     /// # Example
     ///
@@ -104,16 +119,18 @@ impl Config {
     ///
     /// assert!(Config::new("http://localhost:8000/v1/").is_ok());
     /// assert!(Config::new("http://localhost:8000").is_ok());
+    /// assert!(Config::new("https://api.openai.com/v1").is_ok());
     /// assert!(Config::new("localhost:8000").is_err());
     /// ```
     pub fn new(upstream_base: &str) -> Result<Config, String> {
         let base = upstream_base.trim_end_matches('/');
         let err = || {
             format!(
-                "UPSTREAM_BASE_URL must be an http:// URL such as http://127.0.0.1:18799/v1, not {upstream_base:?}"
+                "UPSTREAM_BASE_URL must be an http:// or https:// URL such as http://127.0.0.1:18799/v1, not {upstream_base:?}"
             )
         };
-        if !base.starts_with("http://") {
+        let tls = base.starts_with("https://");
+        if !tls && !base.starts_with("http://") {
             return Err(err());
         }
         let uri: Uri = base.parse().map_err(|_| err())?;
@@ -126,6 +143,8 @@ impl Config {
             upstream_base: base.to_owned(),
             upstream_authority: authority,
             upstream_path: path,
+            upstream_tls: tls,
+            upstream_ca_file: None,
             max_held: 1 << 20,
             max_fields: 256,
             max_event: 1 << 20,
@@ -138,6 +157,9 @@ impl Config {
             idle_timeout: Duration::from_secs(60),
             max_connections: 1024,
             max_in_flight: 1024,
+            drain_timeout: Duration::from_secs(30),
+            ready_timeout: Duration::from_secs(2),
+            metrics: None,
             pass_through: DEFAULT_PASS_THROUGH
                 .iter()
                 .map(|s| (*s).to_owned())
@@ -202,8 +224,11 @@ struct Shared {
     config: Config,
     detectors: Detectors,
     rules: Rules,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     in_flight: Arc<Semaphore>,
+    // Set when the drain deadline has passed: open streams end.
+    force: watch::Receiver<bool>,
+    next_id: AtomicU64,
 }
 
 /// Serves the proxy on `listener` until the task is dropped.
@@ -240,31 +265,84 @@ struct Shared {
 /// # }
 /// ```
 pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()> {
+    serve_with_shutdown(listener, config, std::future::pending()).await
+}
+
+/// Serves the proxy like [`serve`] until `shutdown` completes, then
+/// drains: stops accepting, lets the requests in flight finish for up to
+/// [`drain_timeout`](Config::drain_timeout), ends the streams still open
+/// then with an error event of their API's shape, and returns.
+///
+/// # Errors
+///
+/// As [`serve`].
+///
+/// # Example
+///
+/// ```no_run
+/// use stream_replace_proxy::{serve_with_shutdown, Config};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:14000").await?;
+/// let ctrl_c = async {
+///     let _ = tokio::signal::ctrl_c().await;
+/// };
+/// serve_with_shutdown(listener, Config::new("http://127.0.0.1:18799/v1")?, ctrl_c).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn serve_with_shutdown(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
     let rules = response_rules(stream_replace::Config::new().max_held(config.max_held))
         .map_err(std::io::Error::other)?;
     let detectors = Detectors::new().map_err(std::io::Error::other)?;
     let mut connector = HttpConnector::new();
     connector.set_connect_timeout(Some(config.connect_timeout));
     connector.set_nodelay(true);
+    connector.enforce_http(false);
+    let connector = HttpsConnectorBuilder::new()
+        .with_tls_config(tls_config(config.upstream_ca_file.as_deref())?)
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(connector);
     let client = Client::builder(TokioExecutor::new())
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(Duration::from_secs(30))
         .build(connector);
-    let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let max_connections = config
+        .max_connections
+        .clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
+    let connections = Arc::new(Semaphore::new(max_connections));
+    let (drain_tx, drain_rx) = watch::channel(false);
+    let (force_tx, force_rx) = watch::channel(false);
+    let drain_timeout = config.drain_timeout;
     let shared = Arc::new(Shared {
         in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
         config,
         detectors,
         rules,
         client,
+        force: force_rx,
+        next_id: AtomicU64::new(1),
     });
     let mut pause = Duration::from_millis(5);
+    let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let permit = Arc::clone(&connections)
-            .acquire_owned()
-            .await
-            .map_err(std::io::Error::other)?;
-        let stream = match listener.accept().await {
+        let permit = tokio::select! {
+            () = &mut shutdown => break,
+            permit = Arc::clone(&connections).acquire_owned() => {
+                permit.map_err(std::io::Error::other)?
+            }
+        };
+        let accepted = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => accepted,
+        };
+        let stream = match accepted {
             Ok((stream, _)) => {
                 pause = Duration::from_millis(5);
                 stream
@@ -276,7 +354,7 @@ pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()>
                     e.kind(),
                     std::io::ErrorKind::ConnectionAborted | std::io::ErrorKind::ConnectionReset
                 ) {
-                    eprintln!("stream-replace-proxy: accept failed ({e}); retrying in {pause:?}");
+                    tracing::warn!(error = %e, ?pause, "accept failed; retrying");
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_secs(1));
                 }
@@ -285,6 +363,7 @@ pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()>
         };
         let _ = stream.set_nodelay(true);
         let shared = Arc::clone(&shared);
+        let mut drain = drain_rx.clone();
         tokio::spawn(async move {
             let _permit = permit;
             let header_timeout = shared.config.header_read_timeout;
@@ -292,25 +371,203 @@ pub async fn serve(listener: TcpListener, config: Config) -> std::io::Result<()>
                 let shared = Arc::clone(&shared);
                 async move { Ok::<_, Infallible>(handle(&shared, req).await) }
             });
-            let _ = hyper::server::conn::http1::Builder::new()
+            let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+                .serve_connection(TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                Ok(()) = async { drain.wait_for(|d| *d).await.map(drop) } => {
+                    // Finish the response in flight, then close.
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
         });
+    }
+    // Draining: no new connections; each open one ends after its response.
+    drop(listener);
+    let _ = drain_tx.send(true);
+    let in_use = u32::try_from(max_connections).unwrap_or(u32::MAX);
+    tracing::info!(deadline = ?drain_timeout, "shutting down: draining open connections");
+    if tokio::time::timeout(drain_timeout, connections.acquire_many(in_use))
+        .await
+        .is_err()
+    {
+        tracing::warn!("drain deadline passed: ending the streams still open");
+        let _ = force_tx.send(true);
+        let _ =
+            tokio::time::timeout(Duration::from_secs(5), connections.acquire_many(in_use)).await;
+    }
+    tracing::info!("shut down");
+    Ok(())
+}
+
+/// The TLS settings for an `https://` upstream: the webpki roots, and the
+/// certificates of `ca_file` if given.
+fn tls_config(ca_file: Option<&std::path::Path>) -> std::io::Result<rustls::ClientConfig> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::CertificateDer;
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(path) = ca_file {
+        let bad =
+            |e: String| std::io::Error::other(format!("upstream_ca_file {}: {e}", path.display()));
+        let mut added = 0;
+        for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(e.to_string()))? {
+            let cert = cert.map_err(|e| bad(e.to_string()))?;
+            roots.add(cert).map_err(|e| bad(e.to_string()))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(bad("holds no PEM certificate".to_owned()));
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(std::io::Error::other)?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
+// The paths the proxy answers itself, outside the proxied `/v1` namespace.
+const HEALTH: &str = "/healthz";
+const READY: &str = "/readyz";
+
+async fn health(shared: &Shared, path: &str) -> Response<ProxyBody> {
+    let (status, body) = if path == HEALTH {
+        (StatusCode::OK, json!({"status": "up"}))
+    } else {
+        // The rules were compiled before the first connection was
+        // accepted; what is left to check is the upstream.
+        let authority = &shared.config.upstream_authority;
+        let default_port = if shared.config.upstream_tls { 443 } else { 80 };
+        let port = authority.port_u16().unwrap_or(default_port);
+        let connect = tokio::net::TcpStream::connect((authority.host(), port));
+        match tokio::time::timeout(shared.config.ready_timeout, connect).await {
+            Ok(Ok(_)) => (StatusCode::OK, json!({"status": "ready"})),
+            Ok(Err(_)) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({"status": "not ready", "reason": "the upstream refused the connection"}),
+            ),
+            Err(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({"status": "not ready", "reason": "the upstream did not answer in time"}),
+            ),
+        }
+    };
+    let mut response = Response::new(full(body.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// One request's line in the access log: counts, ids and names only,
+/// never a value, a path as sent or a body.
+struct Access {
+    metrics: Option<Arc<Metrics>>,
+    id: u64,
+    method: &'static str,
+    endpoint: &'static str,
+    start: Instant,
+    masked: usize,
+}
+
+impl Access {
+    fn log(&self, status: StatusCode, outcome: &str, vault: Option<&Vault>) {
+        let tally = vault.map(Vault::tally).cloned().unwrap_or_default();
+        if let Some(m) = &self.metrics {
+            m.requests
+                .get_or_create(&vec![
+                    ("endpoint", self.endpoint.to_owned()),
+                    ("status", status.as_u16().to_string()),
+                ])
+                .inc();
+            for (rule, n) in &tally.redacted {
+                m.redactions
+                    .get_or_create(&vec![("rule", (*rule).to_owned())])
+                    .inc_by(*n);
+            }
+            m.restored.inc_by(tally.restored);
+        }
+        tracing::info!(
+            target: "stream_replace_proxy::access",
+            request_id = self.id,
+            method = self.method,
+            endpoint = self.endpoint,
+            status = status.as_u16(),
+            duration_ms = self.start.elapsed().as_secs_f64() * 1000.0,
+            masked = self.masked,
+            restored = tally.restored,
+            redactions = tally.redactions(),
+            rules = %tally.rule_ids(),
+            outcome,
+        );
     }
 }
 
+// The method's name if it is a standard one: a client's own token is not
+// logged.
+fn method_name(method: &Method) -> &'static str {
+    const KNOWN: &[Method] = &[
+        Method::GET,
+        Method::POST,
+        Method::PUT,
+        Method::DELETE,
+        Method::PATCH,
+        Method::HEAD,
+        Method::OPTIONS,
+    ];
+    const NAMES: &[&str] = &["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
+    KNOWN
+        .iter()
+        .position(|m| m == method)
+        .map_or("other", |i| NAMES[i])
+}
+
 async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<ProxyBody> {
+    let path = req.uri().path();
+    if req.method() == Method::GET && (path == HEALTH || path == READY) {
+        return health(shared, path).await;
+    }
+    let mut access = Some(Access {
+        metrics: shared.config.metrics.clone(),
+        id: shared.next_id.fetch_add(1, Ordering::Relaxed),
+        method: method_name(req.method()),
+        endpoint: "refused",
+        start: Instant::now(),
+        masked: 0,
+    });
     let Ok(permit) = Arc::clone(&shared.in_flight).try_acquire_owned() else {
+        let status = StatusCode::SERVICE_UNAVAILABLE;
+        if let Some(access) = &access {
+            access.log(status, "busy", None);
+        }
         return error_response(
-            StatusCode::SERVICE_UNAVAILABLE,
+            status,
             "the proxy is handling as many requests as it may; retry later",
         );
     };
-    match forward(shared, req, permit).await {
-        Ok(response) => response,
-        Err((status, message)) => error_response(status, &message),
+    match forward(shared, req, permit, &mut access).await {
+        Ok((response, vault)) => {
+            // A streamed response logs its line when it ends.
+            if let Some(access) = &access {
+                access.log(response.status(), "ok", vault.as_ref());
+            }
+            response
+        }
+        Err((status, message)) => {
+            if let Some(access) = &access {
+                access.log(status, &message, None);
+            }
+            error_response(status, &message)
+        }
     }
 }
 
@@ -326,7 +583,9 @@ fn error_response(status: StatusCode, message: &str) -> Response<ProxyBody> {
 }
 
 fn full(body: impl Into<Bytes>) -> ProxyBody {
-    Full::new(body.into()).map_err(|e| match e {}).boxed()
+    Full::new(body.into())
+        .map_err(|e| match e {})
+        .boxed_unsync()
 }
 
 // The request headers passed upstream: the ones that say who the caller
@@ -407,11 +666,29 @@ fn mask_query(shared: &Shared, query: &str, vault: &mut Vault) -> Result<String,
     Ok(out.join("&"))
 }
 
+// The name of a routed endpoint in logs and metrics: a fixed string, not
+// the path as sent.
+fn endpoint_name(segments: &[String], route: Route) -> &'static str {
+    let rest: Vec<&str> = segments.iter().skip(1).map(String::as_str).collect();
+    match (route, rest.as_slice()) {
+        (Route::Scan(_), ["chat", "completions"]) => "/v1/chat/completions",
+        (Route::Scan(_), ["completions"]) => "/v1/completions",
+        (Route::Scan(_), ["responses"]) => "/v1/responses",
+        (Route::Scan(_), ["responses", _]) => "/v1/responses/{id}",
+        (Route::Scan(_), ["messages"]) => "/v1/messages",
+        (Route::Scan(_), _) => "scanned",
+        (Route::PassThrough, _) => "pass_through",
+    }
+}
+
+type Forwarded = (Response<ProxyBody>, Option<Vault>);
+
 async fn forward(
     shared: &Shared,
     req: Request<Incoming>,
     permit: OwnedSemaphorePermit,
-) -> Result<Response<ProxyBody>, Refusal> {
+    access: &mut Option<Access>,
+) -> Result<Forwarded, Refusal> {
     let config = &shared.config;
     let (parts, body) = req.into_parts();
     let Ok(segments) = route::normalise(parts.uri.path()) else {
@@ -423,6 +700,9 @@ async fn forward(
             "this path is not proxied: only the model endpoints and the pass-through list are",
         );
     };
+    if let Some(access) = access.as_mut() {
+        access.endpoint = endpoint_name(&segments, route);
+    }
     // A path segment cannot carry a placeholder, so one that carries a
     // value is refused rather than sent.
     if segments.iter().any(|s| shared.detectors.finds(s)) {
@@ -477,6 +757,9 @@ async fn forward(
         Some(q) if !q.is_empty() => Some(mask_query(shared, q, &mut vault)?),
         _ => None,
     };
+    if let Some(access) = access.as_mut() {
+        access.masked = vault.len();
+    }
     if vault.overflowed() {
         return refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -496,7 +779,7 @@ async fn forward(
         path.push_str(q);
     }
     let Ok(uri) = Uri::builder()
-        .scheme("http")
+        .scheme(if config.upstream_tls { "https" } else { "http" })
         .authority(config.upstream_authority.clone())
         .path_and_query(path)
         .build()
@@ -522,12 +805,26 @@ async fn forward(
     .await
     {
         Err(_) => {
+            tracing::warn!(
+                request_id = access.as_ref().map_or(0, |a| a.id),
+                timeout = ?config.first_byte_timeout,
+                "the upstream did not answer in time"
+            );
+            upstream_error(shared, "timeout");
             return refuse(
                 StatusCode::GATEWAY_TIMEOUT,
                 "the upstream did not answer in time",
-            )
+            );
         }
-        Ok(Err(_)) => return refuse(StatusCode::BAD_GATEWAY, "the upstream is unreachable"),
+        Ok(Err(e)) => {
+            tracing::warn!(
+                request_id = access.as_ref().map_or(0, |a| a.id),
+                error = %e,
+                "the upstream is unreachable"
+            );
+            upstream_error(shared, "unreachable");
+            return refuse(StatusCode::BAD_GATEWAY, "the upstream is unreachable");
+        }
         Ok(Ok(response)) => response,
     };
 
@@ -536,9 +833,9 @@ async fn forward(
         parts.headers.remove(*name);
     }
     let Route::Scan(flavor) = route else {
-        return Ok(Response::from_parts(
-            parts,
-            body.map_err(BoxError::from).boxed(),
+        return Ok((
+            Response::from_parts(parts, body.map_err(BoxError::from).boxed_unsync()),
+            None,
         ));
     };
     match parts.headers.remove(header::CONTENT_ENCODING) {
@@ -558,7 +855,16 @@ async fn forward(
     }
     let is_sse = content_type_is(&parts.headers, "text/event-stream");
     if is_sse {
-        return stream_response(shared, parts, body, vault, flavor, permit).await;
+        let access = access.take();
+        return match stream_response(shared, parts, body, vault, flavor, permit, access).await {
+            Ok(response) => Ok((response, None)),
+            Err((refusal, access)) => {
+                if let Some(access) = access {
+                    access.log(refusal.0, &refusal.1, None);
+                }
+                Err(refusal)
+            }
+        };
     }
     let status = parts.status;
     let bytes = match tokio::time::timeout(
@@ -578,6 +884,7 @@ async fn forward(
     };
     let text = std::str::from_utf8(&bytes).ok();
     let Some(mut value) = text.and_then(|t| scan::parse_json(t).ok()) else {
+        blocked(shared, "invalid_json");
         let status = if status.is_success() {
             StatusCode::BAD_GATEWAY
         } else {
@@ -600,7 +907,10 @@ async fn forward(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    Ok(Response::from_parts(parts, full(value.to_string())))
+    Ok((
+        Response::from_parts(parts, full(value.to_string())),
+        Some(vault),
+    ))
 }
 
 fn content_type_is(headers: &HeaderMap, ty: &str) -> bool {
@@ -619,14 +929,15 @@ async fn stream_response(
     vault: Vault,
     flavor: Flavor,
     permit: OwnedSemaphorePermit,
-) -> Result<Response<ProxyBody>, Refusal> {
+    access: Option<Access>,
+) -> Result<Response<ProxyBody>, (Refusal, Option<Access>)> {
     let config = &shared.config;
     let mut scan = SseScan::new(&shared.rules, vault, config.limits());
     let mut out = Vec::new();
     let mut ended = false;
     while out.is_empty() && !ended {
         let result = match tokio::time::timeout(config.first_byte_timeout, body.frame()).await {
-            Err(_) => Err(ScanError::Upstream("no event in time".to_owned())),
+            Err(_) => Err(ScanError::Upstream(FIRST_EVENT_LATE.to_owned())),
             Ok(None) => {
                 ended = true;
                 scan.finish(&mut out)
@@ -638,40 +949,151 @@ async fn stream_response(
             },
         };
         if let Err(e) = result {
+            blocked(shared, e.code());
+            if let ScanError::Upstream(what) = &e {
+                tracing::warn!(
+                    request_id = access.as_ref().map_or(0, |a| a.id),
+                    error = %what,
+                    "the upstream stream failed before its first event"
+                );
+                upstream_error(
+                    shared,
+                    if what == FIRST_EVENT_LATE {
+                        "timeout"
+                    } else {
+                        "broke_off"
+                    },
+                );
+            }
             if out.is_empty() {
-                return Err((StatusCode::BAD_GATEWAY, e.to_string()));
+                return Err(((StatusCode::BAD_GATEWAY, e.to_string()), access));
             }
             out.extend_from_slice(&error_event(flavor, &e));
             ended = true;
         }
     }
-    let body = ScannedBody {
-        upstream: body,
-        scan,
-        flavor,
-        idle: config.idle_timeout,
-        sleep: Box::pin(tokio::time::sleep(config.idle_timeout)),
-        first: Some(Bytes::from(out)),
-        done: ended,
-        _permit: permit,
-    };
-    Ok(Response::from_parts(parts, body.boxed()))
+    let mut force = shared.force.clone();
+    let status = parts.status;
+    let metrics = config.metrics.clone();
+    let held = scan.held() as i64;
+    if let Some(m) = &metrics {
+        m.open_streams.inc();
+        m.held_bytes.inc_by(held);
+    }
+    let mut body = GuardedBody::new(body, scan, flavor, Bytes::from(out), ended);
+    body.force = Some(Box::pin(async move {
+        // Only an explicit end of the drain ends the stream.
+        if force.wait_for(|f| *f).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }));
+    body.access = access.map(|a| (a, status));
+    body.metrics = metrics;
+    body.held = held;
+    body.idle = Some((
+        config.idle_timeout,
+        Box::pin(tokio::time::sleep(config.idle_timeout)),
+    ));
+    body._permit = Some(permit);
+    Ok(Response::from_parts(parts, body.boxed_unsync()))
 }
 
-/// An upstream SSE body rewritten event by event as it arrives.
-struct ScannedBody<B> {
+/// An upstream SSE body rewritten event by event as it arrives: every
+/// string of every event scanned, one exact stream per JSON path with its
+/// indices, and what cannot be parsed or exceeds a bound ends the stream
+/// with an error event of the API's shape. Made by
+/// [`ResponseGuard::sse`](crate::ResponseGuard::sse) or
+/// [`GuardLayer`](crate::GuardLayer); the proxy's own responses are these
+/// too.
+pub struct GuardedBody<B> {
     upstream: B,
     scan: SseScan,
     flavor: Flavor,
-    idle: Duration,
-    sleep: Pin<Box<Sleep>>,
     first: Option<Bytes>,
     done: bool,
-    // Held while the response streams: it counts as in flight.
-    _permit: OwnedSemaphorePermit,
+    // The proxy's additions: the idle timeout, a permit held while the
+    // response streams (it counts as in flight), the end of the drain.
+    idle: Option<(Duration, Pin<Box<Sleep>>)>,
+    _permit: Option<OwnedSemaphorePermit>,
+    force: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    // Logged when the body ends or is dropped.
+    access: Option<(Access, StatusCode)>,
+    outcome: &'static str,
+    metrics: Option<Arc<Metrics>>,
+    // The bytes held as last counted in the metrics.
+    held: i64,
 }
 
-impl<B> Body for ScannedBody<B>
+const FIRST_EVENT_LATE: &str = "no event in time";
+
+fn upstream_error(shared: &Shared, kind: &'static str) {
+    if let Some(m) = &shared.config.metrics {
+        m.upstream_errors
+            .get_or_create(&vec![("kind", kind.to_owned())])
+            .inc();
+    }
+}
+
+fn blocked(shared: &Shared, code: &'static str) {
+    if let Some(m) = &shared.config.metrics {
+        m.failed
+            .get_or_create(&vec![("code", code.to_owned())])
+            .inc();
+    }
+}
+
+impl<B> GuardedBody<B> {
+    pub(crate) fn new(
+        upstream: B,
+        scan: SseScan,
+        flavor: Flavor,
+        first: Bytes,
+        done: bool,
+    ) -> GuardedBody<B> {
+        GuardedBody {
+            upstream,
+            scan,
+            flavor,
+            first: Some(first),
+            done,
+            idle: None,
+            _permit: None,
+            force: None,
+            access: None,
+            outcome: "ok",
+            metrics: None,
+            held: 0,
+        }
+    }
+}
+
+impl<B> std::fmt::Debug for GuardedBody<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuardedBody")
+            .field("done", &self.done)
+            .field("held", &self.scan.held())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B> Drop for GuardedBody<B> {
+    fn drop(&mut self) {
+        if let Some(m) = &self.metrics {
+            m.open_streams.dec();
+            m.held_bytes.dec_by(self.held);
+        }
+        if let Some((access, status)) = self.access.take() {
+            let outcome = if self.done {
+                self.outcome
+            } else {
+                "client_gone"
+            };
+            access.log(status, outcome, Some(self.scan.vault()));
+        }
+    }
+}
+
+impl<B> Body for GuardedBody<B>
 where
     B: Body<Data = Bytes> + Unpin,
     B::Error: std::fmt::Display,
@@ -694,9 +1116,30 @@ where
                 return Poll::Ready(None);
             }
             let mut out = Vec::new();
+            if this
+                .force
+                .as_mut()
+                .is_some_and(|f| f.as_mut().poll(cx).is_ready())
+            {
+                this.done = true;
+                this.outcome = ScanError::ShuttingDown.code();
+                let e = this.scan.fail(ScanError::ShuttingDown);
+                if let Some(m) = &this.metrics {
+                    m.failed
+                        .get_or_create(&vec![("code", e.code().to_owned())])
+                        .inc();
+                }
+                return Poll::Ready(Some(Ok(Frame::data(Bytes::from(error_event(
+                    this.flavor,
+                    &e,
+                ))))));
+            }
             let result = match Pin::new(&mut this.upstream).poll_frame(cx) {
                 Poll::Pending => {
-                    if this.sleep.as_mut().poll(cx).is_pending() {
+                    let Some((_, sleep)) = &mut this.idle else {
+                        return Poll::Pending;
+                    };
+                    if sleep.as_mut().poll(cx).is_pending() {
                         return Poll::Pending;
                     }
                     Err(this
@@ -704,10 +1147,21 @@ where
                         .fail(ScanError::Upstream("the upstream went silent".to_owned())))
                 }
                 Poll::Ready(Some(Ok(frame))) => {
-                    let deadline = tokio::time::Instant::now() + this.idle;
-                    this.sleep.as_mut().reset(deadline);
+                    if let Some((idle, sleep)) = &mut this.idle {
+                        sleep.as_mut().reset(tokio::time::Instant::now() + *idle);
+                    }
                     match frame.into_data() {
-                        Ok(data) => this.scan.feed(&data, &mut out),
+                        Ok(data) => {
+                            let started = Instant::now();
+                            let fed = this.scan.feed(&data, &mut out);
+                            if let Some(m) = &this.metrics {
+                                m.added_latency.observe(started.elapsed().as_secs_f64());
+                                let held = this.scan.held() as i64;
+                                m.held_bytes.inc_by(held - this.held);
+                                this.held = held;
+                            }
+                            fed
+                        }
                         Err(_) => Ok(()),
                     }
                 }
@@ -721,11 +1175,78 @@ where
             };
             if let Err(e) = result {
                 this.done = true;
+                this.outcome = e.code();
+                if let Some(m) = &this.metrics {
+                    m.failed
+                        .get_or_create(&vec![("code", e.code().to_owned())])
+                        .inc();
+                }
+                if let ScanError::Upstream(what) = &e {
+                    tracing::warn!(
+                        request_id = this.access.as_ref().map_or(0, |(a, _)| a.id),
+                        error = %what,
+                        "the upstream stream broke off"
+                    );
+                    if let Some(m) = &this.metrics {
+                        m.upstream_errors
+                            .get_or_create(&vec![("kind", "broke_off".to_owned())])
+                            .inc();
+                    }
+                }
                 out.extend_from_slice(&error_event(this.flavor, &e));
             }
             if !out.is_empty() {
                 return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
             }
         }
+    }
+}
+
+/// Serves `metrics` in the Prometheus text format on `listener`, at any
+/// path, until the task is dropped: put it on an address of its own, not
+/// the proxy's.
+///
+/// # Example
+///
+/// ```no_run
+/// use stream_replace_proxy::{serve, serve_metrics, Config, Metrics};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let metrics = Metrics::new();
+/// let mut config = Config::new("http://127.0.0.1:18799/v1")?;
+/// config.metrics = Some(metrics.clone());
+/// let scrape = tokio::net::TcpListener::bind("127.0.0.1:14090").await?;
+/// tokio::spawn(serve_metrics(scrape, metrics));
+/// serve(tokio::net::TcpListener::bind("127.0.0.1:14000").await?, config).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let metrics = Arc::clone(&metrics);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |_req: Request<Incoming>| {
+                let text = metrics.render();
+                async move {
+                    let mut response = Response::new(Full::new(Bytes::from(text)));
+                    response.headers_mut().insert(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static(
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        ),
+                    );
+                    Ok::<_, Infallible>(response)
+                }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
     }
 }

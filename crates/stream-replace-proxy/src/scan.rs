@@ -86,6 +86,7 @@ pub(crate) enum ScanError {
     TooManyStreams,
     EventTooLarge,
     Upstream(String),
+    ShuttingDown,
 }
 
 impl ScanError {
@@ -97,6 +98,7 @@ impl ScanError {
             ScanError::TooManyStreams => "too_many_fields",
             ScanError::EventTooLarge => "event_too_large",
             ScanError::Upstream(_) => "upstream_error",
+            ScanError::ShuttingDown => "shutting_down",
         }
     }
 }
@@ -121,6 +123,9 @@ impl fmt::Display for ScanError {
                 f.write_str("an upstream event is larger than the proxy's limit")
             }
             ScanError::Upstream(what) => write!(f, "the upstream response broke off: {what}"),
+            ScanError::ShuttingDown => f.write_str(
+                "the proxy is shutting down and the response did not end within its drain deadline",
+            ),
         }
     }
 }
@@ -456,6 +461,16 @@ fn is_token(s: &str) -> bool {
 }
 
 impl SseScan {
+    /// Bytes held back across the response's fields.
+    pub(crate) fn held(&self) -> usize {
+        self.held
+    }
+
+    /// The request's vault, with what the rules did so far.
+    pub(crate) fn vault(&self) -> &Vault {
+        &self.vault
+    }
+
     pub(crate) fn new(rules: &Rules, vault: Vault, limits: Limits) -> SseScan {
         SseScan {
             rules: rules.clone(),
