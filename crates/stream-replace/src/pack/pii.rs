@@ -201,7 +201,17 @@ pub(super) const US_SSN: PackRule = PackRule {
 
 pub(super) const PAYMENT_CARD: PackRule = PackRule {
     id: "payment_card",
-    pattern: r"(?-u:\b)[0-9](?:[ -]?[0-9]){12,18}(?-u:\b)",
+    // The common groupings come first: where a card is followed by more
+    // digit groups, the longest run fails Luhn, and the scan would move on
+    // to a later start where a shorter run can pass by chance, releasing
+    // the card's first groups (`4111 1111 [CARD]`). Leftmost-first tries
+    // `4111 1111 1111 1111` whole at the card's own start instead.
+    pattern: concat!(
+        r"(?-u:\b)(?:[0-9]{4} [0-9]{4} [0-9]{4} [0-9]{4}",
+        r"|[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{4}",
+        r"|[0-9]{4}[ -][0-9]{6}[ -][0-9]{5}",
+        r"|[0-9](?:[ -]?[0-9]){12,18})(?-u:\b)"
+    ),
     mask: "[CARD]",
     action: PackAction::Mask,
     validator: Some(validate::luhn),
@@ -210,8 +220,8 @@ pub(super) const PAYMENT_CARD: PackRule = PackRule {
            dashes allowed between digits (`4111 1111 1111 1111`, \
            `3782-822463-10005`), that pass the Luhn check.",
     misses: "Numbers written with other separators (dots, two spaces) or glued to \
-             letters, and a card followed by more digits that make a 13-19 digit run \
-             failing Luhn (left unchanged whole). One in ten 13-19 digit numbers \
+             letters, and a card not grouped 4-4-4-4 or 4-6-5 followed by more digits \
+             that make a 13-19 digit run failing Luhn (left unchanged whole). One in ten 13-19 digit numbers \
              that are not cards (order or tracking numbers) passes Luhn and is \
              masked.",
 };

@@ -620,6 +620,20 @@ fn a_luhn_invalid_number_and_an_invalid_ssn_pass_unchanged() {
     );
 }
 
+/// A grouped card followed by more digit groups: the longest run fails
+/// Luhn, and the scan used to go on to a later start where a shorter run
+/// passed, releasing the card's first groups (`4111 1111 [CARD]`).
+#[test]
+fn card_followed_by_digit_groups_does_not_leak_its_first_groups() {
+    check(&RULES, "4111 1111 1111 1111 123-45-6780", "[CARD] [US_SSN]");
+    check(
+        &RULES,
+        "pay 4111-1111-1111-1111-22 now",
+        "pay [CARD]-22 now",
+    );
+    check(&RULES, "amex 3782 822463 10005 99 ok", "amex [CARD] 99 ok");
+}
+
 #[test]
 fn id_like_numbers_are_not_phones() {
     // Ten bare digits are an id unless written with `+1`; an area code or
