@@ -2,7 +2,7 @@
 //! `scheme://user:pass@host`): each rule keeps the label and masks the
 //! value, with a template.
 
-use super::{PackAction, PackRule};
+use super::rule::{PackAction, PackRule};
 use crate::validate;
 
 pub(super) const URL_PASSWORD: PackRule = PackRule {

@@ -1,7 +1,7 @@
 //! Detectors that need a validator and are not in the default packs:
 //! high-entropy tokens and BIP39 seed phrases.
 
-use super::{PackAction, PackRule};
+use super::rule::{PackAction, PackRule};
 use crate::validate;
 
 pub(super) const HIGH_ENTROPY: PackRule = PackRule {

@@ -1,6 +1,6 @@
 //! The rules of the [`pii`](super::pii) pack, and [`think`](super::think).
 
-use super::{PackAction, PackRule};
+use super::rule::{PackAction, PackRule};
 use crate::validate;
 
 /// The pattern of an IPv4 address, for `concat!`.

@@ -3,7 +3,7 @@
 //! format; where a provider documents no prefix (a bare 32-hex key), the
 //! credential rules catch the value by its label instead.
 
-use super::{PackAction, PackRule};
+use super::rule::{PackAction, PackRule};
 
 /// A masking vendor rule with no validator and no template.
 const fn vendor(
