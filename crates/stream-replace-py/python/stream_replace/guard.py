@@ -119,14 +119,15 @@ class KeepLast:
 
 @dataclass(frozen=True)
 class KeyedHash:
-    """Replace the match by ``[ENTITY:<16 hex digits>]``, a keyed hash of
-    the value: the same value and key give the same tag, so logs can be
-    joined on it. Not cryptographic: whoever has the key can find a short
-    value again by trying candidates.
+    """Replace the match by ``[ENTITY_<12 hex digits>]``, the start of the
+    HMAC-SHA256 of the value under the key: the same value and key give
+    the same tag in every stream and replica, so logs can be joined on it
+    with nothing stored. Whoever has the key can still find a short value
+    again by trying candidates.
 
     >>> g = Guard([Rule(r"\\w+@\\w+\\.\\w+", KeyedHash("EMAIL", b"k1"))])
     >>> a, b = g.evaluate("a@x.io a@x.io").text.split()
-    >>> a == b and a.startswith("[EMAIL:")
+    >>> a == b and a.startswith("[EMAIL_")
     True
     """
 
