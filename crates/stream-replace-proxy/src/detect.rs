@@ -71,6 +71,29 @@ fn rule_of(r: &pack::PackRule, replacement: Replacement) -> Rule {
     rule
 }
 
+/// Ten bare digits that make a US number (NANP): area code and exchange
+/// start with 2-9, with no digit or ASCII letter glued to either end.
+///
+/// Request side only. A placeholder on the request side comes back as
+/// written, so one given to an id that happens to look like a number costs
+/// the model a little context and the client nothing; a redaction in a
+/// reply cannot be undone, and ten bare digits there are as often an order
+/// number or an amount. A 10-digit Unix timestamp (until 2033) starts with
+/// `1`, so it is not taken. The pack's `phone` rule comes first, so a
+/// number after `+1` is its match.
+const BARE_US_PHONE: &str = r"(?-u:\b)[2-9][0-9]{2}[2-9][0-9]{6}(?-u:\b)";
+
+/// The rule id of [`BARE_US_PHONE`].
+const BARE_US_PHONE_ID: &str = "us_phone_bare";
+
+/// Rejects N11 area codes and exchanges (`211`, `411`, `911`, ...): those
+/// are service codes, not assigned to any number.
+fn nanp(digits: &str) -> bool {
+    let d = digits.as_bytes();
+    let n11 = |i: usize| d.get(i + 1) == Some(&b'1') && d.get(i + 2) == Some(&b'1');
+    d.len() == 10 && !n11(0) && !n11(3)
+}
+
 /// The request-side rules, shared by every request: each value found is
 /// replaced by its placeholder in the vault lent with [`with_vault`].
 #[derive(Debug)]
@@ -111,6 +134,24 @@ impl Detectors {
             ));
             find.add(rule_of(r, Replacement::literal(r.mask)));
         }
+        mask.add(
+            Rule::new(
+                Pattern::regex(BARE_US_PHONE),
+                Replacement::with(|caps| {
+                    VAULT.with(|v| v.borrow_mut().placeholder("PHONE", caps.as_str()))
+                }),
+            )
+            .id(BARE_US_PHONE_ID)
+            .validator(nanp),
+        );
+        find.add(
+            Rule::new(
+                Pattern::regex(BARE_US_PHONE),
+                Replacement::literal("[PHONE]"),
+            )
+            .id(BARE_US_PHONE_ID)
+            .validator(nanp),
+        );
         Ok(Detectors {
             mask: mask.build()?,
             find: find.build()?,
@@ -129,7 +170,8 @@ impl Detectors {
     }
 
     /// Masks every string, every object key and every number of a request
-    /// body, but the string values of structural keys.
+    /// body, but the string values of structural keys and the numbers of
+    /// parameter keys (`seed`).
     pub(crate) fn mask_json(&self, value: &mut Value, vault: &mut Vault) {
         with_vault(vault, || self.mask_value(value));
     }
@@ -156,7 +198,10 @@ impl Detectors {
                 let old = std::mem::take(map);
                 let mut new = Map::with_capacity(old.len());
                 for (k, mut v) in old {
-                    if !(REQUEST_STRUCTURAL_KEYS.contains(&k.as_str()) && v.is_string()) {
+                    let structure = (REQUEST_STRUCTURAL_KEYS.contains(&k.as_str())
+                        && v.is_string())
+                        || (REQUEST_NUMBER_KEYS.contains(&k.as_str()) && v.is_number());
+                    if !structure {
                         self.mask_value(&mut v);
                     }
                     new.insert(self.mask_lent(&k), v);
@@ -170,6 +215,11 @@ impl Detectors {
 
 /// Keys whose string values in a request are structure, not content.
 const REQUEST_STRUCTURAL_KEYS: &[&str] = &["model", "role", "type", "tool_call_id", "id"];
+
+/// Keys whose number values in a request are parameters: a random 32-bit
+/// `seed` is often ten digits that make a US number, and a placeholder (a
+/// string) there would be refused by the upstream.
+const REQUEST_NUMBER_KEYS: &[&str] = &["seed"];
 
 /// The values one request masked, by placeholder.
 #[derive(Clone, Debug)]
@@ -504,6 +554,40 @@ mod tests {
                 "host": "[IPV4_1]",
                 "iban": "[IBAN_1]",
             })
+        );
+    }
+
+    #[test]
+    fn bare_us_phone_numbers_by_nanp() {
+        let detectors = Detectors::new().unwrap();
+        for yes in ["2125550100", "(4155550134)", "x 9895550199.", "2125550100"] {
+            assert!(detectors.finds(yes), "{yes}");
+        }
+        for no in [
+            "1700000000",
+            "1234567890",
+            "0125550100",
+            "2115550100",
+            "9115550100",
+            "2124110100",
+            "2129110100",
+            "2120550100",
+            "2121550100",
+            "21255501001",
+            "212555010",
+            "ORD2125550100",
+            "2125550100x",
+            "2125550100_1",
+        ] {
+            assert!(!detectors.finds(no), "{no}");
+        }
+        assert!(nanp("2125550100") && !nanp("212555010") && !nanp("21255501000"));
+        let mut vault = Vault::new();
+        let mut body = json!({"n": 2125550100u64, "seed": 2125550100u64, "t": "+1 212 555 0100"});
+        detectors.mask_json(&mut body, &mut vault);
+        assert_eq!(
+            body,
+            json!({"n": "[PHONE_1]", "seed": 2125550100u64, "t": "[PHONE_2]"})
         );
     }
 

@@ -470,14 +470,15 @@ async fn leak_request_keys_numbers_query() {
     .await;
     assert_eq!(got.status, 200);
     let seen = up.seen.lock().unwrap()[0].clone();
-    // Ten bare digits (`2125550100`) are not a phone number to the pii
-    // pack (see its `phone` rule's misses), as a number or as a string.
+    // Ten bare digits (`2125550100`) are a US phone number to the request
+    // side, as a number and in the query (see `leak_bare_us_phone_number`).
     for value in [
         "dan@example.com",
         "dan%40example.com",
         "4111111111111111",
         "10.1.2.3",
         "10%2E1",
+        "2125550100",
     ] {
         assert!(
             !seen.body.contains(value) && !seen.target().contains(value),
@@ -498,9 +499,85 @@ async fn leak_request_keys_numbers_query() {
         .unwrap()
         .to_owned();
     assert!(
-        content.contains("dan@example.com") && content.contains("4111111111111111"),
+        content.contains("dan@example.com")
+            && content.contains("4111111111111111")
+            && content.contains("\"phone\":\"2125550100\""),
         "{content}"
     );
+}
+
+// 6b. A US number written as ten bare digits, in text and as a JSON
+// number, went upstream as it was: the `pii` pack's phone rule needs
+// separators or `+1`. The request side masks it (a NANP check: area code
+// and exchange start with 2-9 and are not N11, with no digit or letter
+// glued to either end); the response side does not (see the README's
+// table), so a number the model writes comes back as written.
+#[tokio::test]
+async fn leak_bare_us_phone_number() {
+    let up = upstream(Arc::new(|seen: &Seen| {
+        let reply = json!({"choices": [{"index": 0, "message": {"role": "assistant",
+            "content": format!("{} | new 3125550199", seen.body)}}]});
+        pieces(
+            head(200, "application/json", ""),
+            reply.to_string().as_bytes(),
+            50,
+        )
+    }))
+    .await;
+    let addr = proxy(config(&up)).await;
+    let negatives = [
+        "1700000000",  // a Unix timestamp: the area code starts with 1
+        "1234567890",  // area code starts with 1
+        "21255501001", // 11 digits
+        "ORD2125550100",
+        "2125550100x",
+        "2115550100", // area code N11
+        "2124110100", // exchange N11
+        "2120550100", // exchange starts with 0
+        "20212555010",
+        "21255501",
+    ];
+    let body = json!({
+        "model": "m",
+        "messages": [{"role": "user", "content": format!("call 2125550100 or (2125550100); not {}", negatives.join(" "))}],
+        "n": 2125550100u64,
+        "metadata": {"ts": 1700000000u64, "id": 1234567890u64, "long": 21255501001u64, "other": 4155550134u64},
+    })
+    .to_string();
+    let got = send(&addr, "POST", CHAT, &body).await;
+    assert_eq!(got.status, 200, "{}", got.body);
+    let seen = up.seen.lock().unwrap()[0].clone();
+    let sent: Value = serde_json::from_str(&seen.body).unwrap();
+    assert_eq!(
+        sent["messages"][0]["content"],
+        format!("call [PHONE_1] or ([PHONE_1]); not {}", negatives.join(" "))
+    );
+    // The number goes upstream as its placeholder, a string.
+    assert_eq!(sent["n"], "[PHONE_1]");
+    assert_eq!(sent["metadata"]["other"], "[PHONE_2]");
+    for number in ["ts", "id", "long"] {
+        assert!(sent["metadata"][number].is_u64(), "{}", seen.body);
+    }
+    assert!(
+        seen.body
+            .contains(r#""ts":1700000000,"id":1234567890,"long":21255501001"#),
+        "{}",
+        seen.body
+    );
+    // The client gets its numbers back; one the model wrote passes as it
+    // came (ten bare digits in a reply are as often an id or an amount).
+    let content = got.json()["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        content.contains("call 2125550100 or (2125550100)")
+            && content.contains(r#""n":"2125550100""#)
+            && content.contains(r#""other":"4155550134""#)
+            && content.ends_with(" | new 3125550199"),
+        "{content}"
+    );
+    assert!(!content.contains("[PHONE_"), "{content}");
 }
 
 // Object keys of a response are scanned too: the request's placeholders
