@@ -1173,9 +1173,11 @@ impl<D: Dfa> Core<D> {
                         .and_then(|&id| nfa::Scratch::match_of(nfa, id));
                     let empty = closed.is_empty();
                     scratch.give_set(closed);
-                    if !known {
-                        kept.push(t);
-                    } else if let Some(pid) = first {
+                    // Closing stops at the first look-around that needs the
+                    // bytes to come, so `closed` is then a prefix (in
+                    // priority order) of the full set: a match leading it
+                    // leads the full set too, and is decided already.
+                    if let Some(pid) = first {
                         self.best = Some(Best {
                             start: t.start,
                             end: p,
@@ -1183,7 +1185,7 @@ impl<D: Dfa> Core<D> {
                         });
                         scratch.give_set(t.targets);
                         break;
-                    } else if empty {
+                    } else if known && empty {
                         scratch.give_set(t.targets);
                     } else {
                         kept.push(t);

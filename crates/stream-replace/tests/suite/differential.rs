@@ -564,13 +564,7 @@ fn check_holdback_on(
     // And that match is not decided yet: some continuations give another
     // match there, or none (a match every continuation agrees on is one the
     // stream can release, whichever matcher found it).
-    //
-    // Opt-in (`STREAM_REPLACE_TEST_DECIDED=1`) while two known cases still
-    // hold a decided match, found by long runs of this property on the
-    // default engine: rules `(?i)σ`, `\w\b.` fed `"σ"`, and a `(?s).` rule
-    // fed `"a"` behind a later rule that can still start there. Both are
-    // open; the check stays on in the long runs listed in DESIGN.md.
-    if held > 0 && std::env::var_os("STREAM_REPLACE_TEST_DECIDED").is_some() {
+    if held > 0 {
         let at_h = |c: &str| {
             let whole = format!("{prefix}{c}");
             let m = oracle.matches(whole.as_bytes());

@@ -404,3 +404,59 @@ fn cut_character_after_a_decided_match_does_not_hold_it_on_the_nfa() {
         }
     }
 }
+
+/// `(?i)σ` (rule 0) then `\w\b.` (rule 1), fed `"σ"`: rule 0 matches both
+/// bytes of `σ` and rule 1 can only start at the same place, so whatever
+/// follows, the match is rule 0 over `0..2`. The stream held `"σ"`.
+#[test]
+fn caseless_sigma_before_a_later_rule_at_its_start_is_released_at_once() {
+    for dfa in [
+        stream_replace::DfaKind::Dense,
+        stream_replace::DfaKind::Lazy,
+    ] {
+        let config = stream_replace::Config::new().dfa(dfa);
+        let rules = numbered_rules(&["(?i)σ", r"\w\b."], config);
+        let mut r = rules.replacer();
+        assert_eq!(r.feed("σ").unwrap(), "<0>", "{dfa:?}");
+        assert_eq!(r.held(), 0, "{dfa:?}");
+        let mut whole = String::from("<0>");
+        whole += &r.flush().unwrap();
+        assert_eq!(whole, rules.replace_all("σ"), "{dfa:?}");
+    }
+}
+
+/// `(?s).` (rule 0), fed `"a"`, with `\w\b.` (rule 1) able to start at
+/// the same place: rule 0 matches the whole character, whatever follows, so
+/// the match is decided. The stream held `"a"` (and the last character of
+/// `"ab"`, `"σ"`, `"1"`) behind rule 1. Alone, `(?s).` was released at once;
+/// it still must be.
+#[test]
+fn any_character_rule_before_a_later_rule_at_its_start_is_released_at_once() {
+    type Case = (&'static [&'static str], &'static str, &'static str);
+    let cases: &[Case] = &[
+        (&["(?s)."], "a", "<0>"),
+        (&["(?s).", r"\w\b."], "a", "<0>"),
+        (&["(?s).", r"\w\b."], "ab", "<0><0>"),
+        (&["(?s).", r"\w\b."], "σ", "<0>"),
+        (&["(?s).", r"\w\b."], "1", "<0>"),
+    ];
+    for &(pats, text, want) in cases {
+        for dfa in [
+            stream_replace::DfaKind::Dense,
+            stream_replace::DfaKind::Lazy,
+        ] {
+            let config = stream_replace::Config::new().dfa(dfa);
+            let rules = numbered_rules(pats, config);
+            let mut r = rules.replacer();
+            let out = r.feed(text).unwrap();
+            assert_eq!(
+                (out.as_str(), r.held()),
+                (want, 0),
+                "{pats:?} on {text:?}, {dfa:?}"
+            );
+            let mut whole = out;
+            whole += &r.flush().unwrap();
+            assert_eq!(whole, rules.replace_all(text), "{pats:?} on {text:?}");
+        }
+    }
+}
