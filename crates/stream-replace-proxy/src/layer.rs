@@ -264,7 +264,9 @@ where
             "the response is neither SSE nor JSON, so it is not forwarded",
         );
     };
-    scan::scan_json(&guard.rules, &mut Vault::new(), &mut value);
+    if let Err(e) = scan::scan_json(&guard.rules, &mut Vault::new(), &mut value) {
+        return refused(parts, &e.to_string());
+    }
     parts.headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

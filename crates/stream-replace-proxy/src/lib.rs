@@ -52,6 +52,7 @@ mod layer;
 mod metrics;
 mod proxy;
 mod route;
+mod ruleset;
 mod scan;
 mod settings;
 
@@ -61,4 +62,5 @@ pub use crate::metrics::Metrics;
 pub use crate::proxy::{
     serve, serve_metrics, serve_with_shutdown, Config, GuardedBody, LOGPROBS_HEADER,
 };
+pub use crate::ruleset::{LogprobsPolicy, RuleSet};
 pub use crate::settings::{Settings, SettingsError};
