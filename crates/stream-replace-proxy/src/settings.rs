@@ -417,10 +417,16 @@ impl Settings {
     /// `max_request_bytes`, `max_response_bytes`, `max_values`,
     /// `max_connections`, `max_in_flight`; in `[timeouts]` (milliseconds),
     /// `header_read_ms`, `connect_ms`, `first_byte_ms`, `idle_ms`,
-    /// `drain_ms`, `ready_ms`; in `[endpoints]`, `pass_through` (a list of
-    /// paths, `*` for one segment). The variables: `LISTEN_ADDR`,
+    /// `drain_ms`, `ready_ms`; in `[endpoints]`, `pass_through` and
+    /// `refused` (lists of paths, `*` for one segment); in `[rules]`,
+    /// `request_masking`, `logprobs` (`"drop"` or `"refuse"`), `allow` (a
+    /// list of values), `[rules.packs.pii]` and `[rules.packs.secrets]`
+    /// (each with `blocks` and `exclude`), and `[[rules.extra]]` tables
+    /// (`id`, `literal` or `regex`, `action`, `reason`, `label`,
+    /// `validator`); see [`RuleSet`]. The variables: `LISTEN_ADDR`,
     /// `METRICS_LISTEN_ADDR`, `UPSTREAM_CA_FILE`,
-    /// `UPSTREAM_BASE_URL`, `LOG_LEVEL`, `PASS_THROUGH` (comma-separated)
+    /// `UPSTREAM_BASE_URL`, `LOG_LEVEL`, `PASS_THROUGH` and
+    /// `REFUSED_PATHS` (comma-separated), `REQUEST_MASKING`, `LOGPROBS`,
     /// and one per limit and timeout in upper case (`MAX_HELD_BYTES`,
     /// `IDLE_TIMEOUT_MS`, `DRAIN_TIMEOUT_MS`, ...).
     ///
@@ -429,7 +435,8 @@ impl Settings {
     /// A [`SettingsError`] naming the file or variable, the key and the
     /// reason: TOML that does not parse, an unknown key or table, a value
     /// of the wrong type or out of range, an upstream that is not an
-    /// `http://` URL, an unknown log level.
+    /// `http://` or `https://` URL, an unknown log level, a rule that does
+    /// not compile, an unknown validator or pack, a duplicate rule id.
     ///
     /// # Example
     ///
@@ -442,7 +449,11 @@ impl Settings {
     /// assert_eq!(s.config.idle_timeout.as_millis(), 500);
     ///
     /// let e = Settings::from_toml("[rules]\nx = 1", "proxy.toml", |_| None).unwrap_err();
-    /// assert_eq!(e.key, "rules");
+    /// assert_eq!(e.key, "rules.x");
+    ///
+    /// let text = "upstream = 'http://h:1/v1'\n[[rules.extra]]\nid = 't'\nregex = '(a'";
+    /// let e = Settings::from_toml(text, "proxy.toml", |_| None).unwrap_err();
+    /// assert_eq!(e.key, "rules.extra[0].regex");
     /// # Ok::<(), stream_replace_proxy::SettingsError>(())
     /// ```
     pub fn from_toml(
