@@ -141,7 +141,8 @@ pub struct RuleSet {
     builtin: bool,
     /// Whether request values are masked (replaced by placeholders) before
     /// the request goes upstream (`true`). Off, the request goes as it
-    /// came and responses are still scanned.
+    /// came (block rules do not look at it either) and responses are
+    /// still scanned.
     pub request_masking: bool,
     /// What a request for token log-probabilities gets.
     pub logprobs: LogprobsPolicy,

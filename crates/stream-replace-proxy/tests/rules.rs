@@ -193,3 +193,27 @@ logprobs = "refuse"
     assert_eq!(got.status, 403, "{}", got.body);
     assert_eq!(up.seen.lock().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn pii_blocks_on_make_an_ssn_block_instead_of_mask() {
+    let up = replying("Her SSN is 123-45-6789, filed.").await;
+    let masking = proxy(config(&up, "[rules.packs.pii]\nexclude = [\"ipv6\"]\n")).await;
+    assert_eq!(
+        reply_text(&masking, true, "hi").await,
+        "Her SSN is [US_SSN_REDACTED], filed."
+    );
+    let blocking = proxy(config(&up, "[rules.packs.pii]\nblocks = true\n")).await;
+    let body = r#"{"model":"m","stream":true,"messages":[]}"#;
+    let got = send(&blocking, "POST", "/v1/chat/completions", body).await;
+    assert!(got.body.contains("\"code\":\"blocked\""), "{}", got.body);
+    for part in ["123-", "6789", "filed"] {
+        assert!(!got.body.contains(part), "{part}: {}", got.body);
+    }
+    let seen_before = up.seen.lock().unwrap().len();
+    let body = r#"{"model":"m","messages":[{"role":"user","content":"mine is 123-45-6789"}]}"#;
+    let got = send(&blocking, "POST", "/v1/chat/completions", body).await;
+    assert_eq!(got.status, 400, "{}", got.body);
+    assert!(got.body.contains("us_ssn"), "{}", got.body);
+    assert!(!got.body.contains("6789"), "{}", got.body);
+    assert_eq!(up.seen.lock().unwrap().len(), seen_before);
+}
