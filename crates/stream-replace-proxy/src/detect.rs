@@ -522,6 +522,41 @@ pub fn with_vault<R>(vault: &mut Vault, f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// The placeholder of `value` under `label` in the vault lent with
+/// [`with_vault`]: what a configured mask rule's replacement returns.
+pub(crate) fn lent_placeholder(label: &'static str, value: &str) -> String {
+    VAULT.with(|v| v.borrow_mut().placeholder(label, value))
+}
+
+/// The value the lent vault's `placeholder` stands for, counted as
+/// restored; the placeholder itself when the vault did not issue it.
+pub(crate) fn lent_restore(placeholder: &str) -> String {
+    VAULT.with(|vault| {
+        let mut vault = vault.borrow_mut();
+        match vault.value(placeholder) {
+            Some(value) => {
+                let value = value.to_owned();
+                vault.tally.restored += 1;
+                value
+            }
+            None => placeholder.to_owned(),
+        }
+    })
+}
+
+/// Counts a redaction by rule `id` in the lent vault.
+pub(crate) fn lent_redaction(id: &'static str) {
+    VAULT.with(|vault| vault.borrow_mut().note_redaction(id));
+}
+
+impl Detectors {
+    /// Request-side rules compiled from a configured rule set: `mask`
+    /// replaces each value through the lent vault, `find` only finds.
+    pub(crate) fn from_rules(mask: Rules, find: Rules) -> Detectors {
+        Detectors { mask, find }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

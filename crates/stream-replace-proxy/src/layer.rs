@@ -14,8 +14,9 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde_json::json;
 
-use crate::detect::{response_rules, Vault};
+use crate::detect::Vault;
 use crate::proxy::GuardedBody;
+use crate::ruleset::RuleSet;
 use crate::scan::{self, Flavor, Limits, SseScan};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -90,9 +91,42 @@ impl ResponseGuard {
     /// assert!(stream_replace_proxy::ResponseGuard::new().is_ok());
     /// ```
     pub fn new() -> Result<ResponseGuard, stream_replace::Error> {
+        ResponseGuard::with_rules(&RuleSet::default())
+    }
+
+    /// The response rules of `rules` (a settings file's `[rules]`, see
+    /// [`Settings`](crate::Settings)) with the default bounds of
+    /// [`new`](ResponseGuard::new). Without a request side there is no
+    /// vault: mask and redact rules both redact, block rules end the
+    /// stream with an error event (code `blocked`).
+    ///
+    /// # Errors
+    ///
+    /// When the rules cannot be compiled.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use http_body_util::{BodyExt, Full};
+    /// use stream_replace_proxy::{Api, ResponseGuard, Settings};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let text = "upstream = 'http://h:1/v1'\n[rules.packs.secrets]";
+    /// let settings = Settings::from_toml(text, "proxy.toml", |_| None)?;
+    /// let guard = ResponseGuard::with_rules(&settings.config.rules)?;
+    /// let upstream = Full::new(bytes::Bytes::from(
+    ///     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5\"}}]}\n\n",
+    /// ));
+    /// let out = guard.sse(upstream, Api::OpenAi).collect().await?.to_bytes();
+    /// assert!(String::from_utf8(out.to_vec())?.contains("[GITHUB_TOKEN_REDACTED]"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_rules(rules: &RuleSet) -> Result<ResponseGuard, stream_replace::Error> {
         let max_held = 1 << 20;
         Ok(ResponseGuard {
-            rules: response_rules(stream_replace::Config::new().max_held(max_held))?,
+            rules: rules.response_rules(stream_replace::Config::new().max_held(max_held))?,
             limits: Limits {
                 max_held,
                 max_streams: 256,
@@ -264,7 +298,9 @@ where
             "the response is neither SSE nor JSON, so it is not forwarded",
         );
     };
-    scan::scan_json(&guard.rules, &mut Vault::new(), &mut value);
+    if let Err(e) = scan::scan_json(&guard.rules, &mut Vault::new(), &mut value) {
+        return refused(parts, &e.to_string());
+    }
     parts.headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

@@ -26,6 +26,11 @@
 //!   `logprobs` are dropped. What the proxy cannot parse (unknown SSE
 //!   fields, data that is not JSON, a compressed body) ends the response
 //!   with an error: a 502 before the first byte, an error event after.
+//! * **Rules.** The detectors and the request-side policies are a
+//!   [`RuleSet`] on the [`Config`]: the built-in `pii` set by default, or
+//!   the packs, extra rules, allowlist, request masking and logprobs
+//!   policy of a settings file's `[rules]` table ([`Settings`]), compiled
+//!   once at start.
 //! * **Bounds.** Every resource has a limit and every wait a timeout (see
 //!   [`Config`]); an error accepting a connection does not stop the
 //!   server.
@@ -52,6 +57,7 @@ mod layer;
 mod metrics;
 mod proxy;
 mod route;
+mod ruleset;
 mod scan;
 mod settings;
 
@@ -61,4 +67,5 @@ pub use crate::metrics::Metrics;
 pub use crate::proxy::{
     serve, serve_metrics, serve_with_shutdown, Config, GuardedBody, LOGPROBS_HEADER,
 };
+pub use crate::ruleset::{LogprobsPolicy, RuleSet};
 pub use crate::settings::{Settings, SettingsError};

@@ -36,7 +36,8 @@ pub struct Metrics {
     pub(crate) failed: Family<Labels, Counter>,
     pub(crate) open_streams: Gauge,
     pub(crate) held_bytes: Gauge,
-    pub(crate) added_latency: Histogram,
+    pub(crate) chunk_latency: Histogram,
+    pub(crate) rule_blocks: Family<Labels, Counter>,
 }
 
 impl fmt::Debug for Metrics {
@@ -79,7 +80,8 @@ impl Metrics {
             open_streams: Gauge::default(),
             held_bytes: Gauge::default(),
             // 1 µs to about 16 s.
-            added_latency: Histogram::new(exponential_buckets(1e-6, 4.0, 13)),
+            chunk_latency: Histogram::new(exponential_buckets(1e-6, 4.0, 13)),
+            rule_blocks: Family::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -118,9 +120,14 @@ impl Metrics {
             m.held_bytes.clone(),
         );
         registry.register(
-            "added_latency_seconds",
-            "Time the proxy spent scanning each upstream chunk of a stream",
-            m.added_latency.clone(),
+            "rule_blocks",
+            "Requests refused and responses ended by a block rule, by rule id",
+            m.rule_blocks.clone(),
+        );
+        registry.register(
+            "chunk_latency_seconds",
+            "Time a scanned stream adds to each upstream chunk: from its arrival to the write to the client of the bytes it released (scanning, text held back while a match may be in progress, and the write)",
+            m.chunk_latency.clone(),
         );
         Metrics { registry, ..m }
     }

@@ -25,9 +25,10 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
 
-use crate::detect::{response_rules, with_vault, Detectors, Vault};
+use crate::detect::{with_vault, Detectors, Vault};
 use crate::metrics::Metrics;
 use crate::route::{self, Route, DEFAULT_PASS_THROUGH};
+use crate::ruleset::{self, LogprobsPolicy, RuleSet};
 use crate::scan::{self, error_event, Flavor, Limits, ScanError, SseScan};
 
 type BoxError = Box<dyn StdError + Send + Sync>;
@@ -100,6 +101,13 @@ pub struct Config {
     /// Paths whose responses are passed back unscanned (`/v1/models`,
     /// `/v1/models/*`, `/v1/embeddings`); `*` is one path segment.
     pub pass_through: Vec<String>,
+    /// Paths refused with a 403 although the proxy knows them (a model
+    /// endpoint such as `/v1/completions`, or a pass-through path); `*` is
+    /// one path segment (none).
+    pub refused: Vec<String>,
+    /// The detectors and the request-side policies (the built-in `pii`
+    /// set; see [`RuleSet`]).
+    pub rules: RuleSet,
 }
 
 impl Config {
@@ -164,6 +172,8 @@ impl Config {
                 .iter()
                 .map(|s| (*s).to_owned())
                 .collect(),
+            refused: Vec::new(),
+            rules: RuleSet::default(),
         })
     }
 
@@ -225,6 +235,8 @@ struct Shared {
     detectors: Detectors,
     rules: Rules,
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    // The upstream's TLS settings, for `/readyz`'s handshake.
+    tls: Arc<rustls::ClientConfig>,
     in_flight: Arc<Semaphore>,
     // Set when the drain deadline has passed: open streams end.
     force: watch::Receiver<bool>,
@@ -296,15 +308,18 @@ pub async fn serve_with_shutdown(
     config: Config,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let rules = response_rules(stream_replace::Config::new().max_held(config.max_held))
+    let rules = config
+        .rules
+        .response_rules(stream_replace::Config::new().max_held(config.max_held))
         .map_err(std::io::Error::other)?;
-    let detectors = Detectors::new().map_err(std::io::Error::other)?;
+    let detectors = config.rules.detectors().map_err(std::io::Error::other)?;
+    let tls = Arc::new(tls_config(config.upstream_ca_file.as_deref())?);
     let mut connector = HttpConnector::new();
     connector.set_connect_timeout(Some(config.connect_timeout));
     connector.set_nodelay(true);
     connector.enforce_http(false);
     let connector = HttpsConnectorBuilder::new()
-        .with_tls_config(tls_config(config.upstream_ca_file.as_deref())?)
+        .with_tls_config((*tls).clone())
         .https_or_http()
         .enable_http1()
         .enable_http2()
@@ -326,6 +341,7 @@ pub async fn serve_with_shutdown(
         detectors,
         rules,
         client,
+        tls,
         force: force_rx,
         next_id: AtomicU64::new(1),
     });
@@ -442,16 +458,37 @@ async fn health(shared: &Shared, path: &str) -> Response<ProxyBody> {
         (StatusCode::OK, json!({"status": "up"}))
     } else {
         // The rules were compiled before the first connection was
-        // accepted; what is left to check is the upstream.
+        // accepted; what is left to check is the upstream: a connection,
+        // and for an https:// upstream a TLS handshake with the proxy's
+        // own trust roots, so that a certificate the requests would refuse
+        // makes the proxy not ready.
         let authority = &shared.config.upstream_authority;
-        let default_port = if shared.config.upstream_tls { 443 } else { 80 };
-        let port = authority.port_u16().unwrap_or(default_port);
-        let connect = tokio::net::TcpStream::connect((authority.host(), port));
+        let tls = shared.config.upstream_tls;
+        let port = authority.port_u16().unwrap_or(if tls { 443 } else { 80 });
+        let connect = async {
+            let tcp = tokio::net::TcpStream::connect((authority.host(), port))
+                .await
+                .map_err(|_| "the upstream refused the connection")?;
+            if !tls {
+                return Ok(());
+            }
+            let host = authority
+                .host()
+                .trim_start_matches('[')
+                .trim_end_matches(']');
+            let name = rustls_pki_types::ServerName::try_from(host.to_owned())
+                .map_err(|_| "the upstream's host is not a TLS server name")?;
+            tokio_rustls::TlsConnector::from(Arc::clone(&shared.tls))
+                .connect(name, tcp)
+                .await
+                .map_err(|_| "the TLS handshake with the upstream failed")?;
+            Ok::<(), &'static str>(())
+        };
         match tokio::time::timeout(shared.config.ready_timeout, connect).await {
-            Ok(Ok(_)) => (StatusCode::OK, json!({"status": "ready"})),
-            Ok(Err(_)) => (
+            Ok(Ok(())) => (StatusCode::OK, json!({"status": "ready"})),
+            Ok(Err(reason)) => (
                 StatusCode::SERVICE_UNAVAILABLE,
-                json!({"status": "not ready", "reason": "the upstream refused the connection"}),
+                json!({"status": "not ready", "reason": reason}),
             ),
             Err(_) => (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -694,7 +731,7 @@ async fn forward(
     let Ok(segments) = route::normalise(parts.uri.path()) else {
         return refuse(StatusCode::BAD_REQUEST, "the request path does not parse");
     };
-    let Some(route) = route::route(&segments, &config.pass_through) else {
+    let Some(route) = route::route(&segments, &config.pass_through, &config.refused) else {
         return refuse(
             StatusCode::FORBIDDEN,
             "this path is not proxied: only the model endpoints and the pass-through list are",
@@ -739,6 +776,9 @@ async fn forward(
 
     let mut vault = Vault::with_limit(config.max_values);
     let mut logprobs = false;
+    // A block flag left by an earlier request on this thread is not this
+    // one's.
+    let _ = ruleset::take_request_block();
     let body = if body.is_empty() {
         body
     } else {
@@ -750,13 +790,37 @@ async fn forward(
             );
         };
         logprobs = asks_logprobs(&value);
-        shared.detectors.mask_json(&mut value, &mut vault);
-        Bytes::from(value.to_string())
+        if logprobs && config.rules.logprobs == LogprobsPolicy::Refuse {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "this proxy does not pass token logprobs; send the request without them",
+            );
+        }
+        if config.rules.request_masking {
+            shared.detectors.mask_json(&mut value, &mut vault);
+            Bytes::from(value.to_string())
+        } else {
+            body
+        }
     };
     let query = match parts.uri.query() {
-        Some(q) if !q.is_empty() => Some(mask_query(shared, q, &mut vault)?),
+        Some(q) if !q.is_empty() && config.rules.request_masking => {
+            Some(mask_query(shared, q, &mut vault)?)
+        }
+        Some(q) if !q.is_empty() => Some(q.to_owned()),
         _ => None,
     };
+    if let Some(rule) = ruleset::take_request_block() {
+        if let Some(m) = &config.metrics {
+            m.rule_blocks
+                .get_or_create(&vec![("rule", rule.to_owned())])
+                .inc();
+        }
+        return Err((
+            StatusCode::BAD_REQUEST,
+            format!("the request holds a value the rule {rule} blocks, so it is not sent"),
+        ));
+    }
     if let Some(access) = access.as_mut() {
         access.masked = vault.len();
     }
@@ -833,10 +897,11 @@ async fn forward(
         parts.headers.remove(*name);
     }
     let Route::Scan(flavor) = route else {
-        return Ok((
-            Response::from_parts(parts, body.map_err(BoxError::from).boxed_unsync()),
-            None,
-        ));
+        let body = Cut {
+            body,
+            force: drain_deadline(shared),
+        };
+        return Ok((Response::from_parts(parts, body.boxed_unsync()), None));
     };
     match parts.headers.remove(header::CONTENT_ENCODING) {
         None => {}
@@ -898,10 +963,17 @@ async fn forward(
             ),
         ));
     };
-    if scan::scan_json(&shared.rules, &mut vault, &mut value) {
-        parts
-            .headers
-            .insert(LOGPROBS_HEADER, HeaderValue::from_static("dropped"));
+    match scan::scan_json(&shared.rules, &mut vault, &mut value) {
+        Ok(true) => {
+            parts
+                .headers
+                .insert(LOGPROBS_HEADER, HeaderValue::from_static("dropped"));
+        }
+        Ok(false) => {}
+        Err(e) => {
+            count_failure(&config.metrics, &e);
+            return Err((StatusCode::BAD_GATEWAY, e.to_string()));
+        }
     }
     parts.headers.insert(
         header::CONTENT_TYPE,
@@ -949,7 +1021,7 @@ async fn stream_response(
             },
         };
         if let Err(e) = result {
-            blocked(shared, e.code());
+            count_failure(&config.metrics, &e);
             if let ScanError::Upstream(what) = &e {
                 tracing::warn!(
                     request_id = access.as_ref().map_or(0, |a| a.id),
@@ -972,7 +1044,6 @@ async fn stream_response(
             ended = true;
         }
     }
-    let mut force = shared.force.clone();
     let status = parts.status;
     let metrics = config.metrics.clone();
     let held = scan.held() as i64;
@@ -981,12 +1052,7 @@ async fn stream_response(
         m.held_bytes.inc_by(held);
     }
     let mut body = GuardedBody::new(body, scan, flavor, Bytes::from(out), ended);
-    body.force = Some(Box::pin(async move {
-        // Only an explicit end of the drain ends the stream.
-        if force.wait_for(|f| *f).await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    }));
+    body.force = Some(drain_deadline(shared));
     body.access = access.map(|a| (a, status));
     body.metrics = metrics;
     body.held = held;
@@ -1015,16 +1081,72 @@ pub struct GuardedBody<B> {
     // response streams (it counts as in flight), the end of the drain.
     idle: Option<(Duration, Pin<Box<Sleep>>)>,
     _permit: Option<OwnedSemaphorePermit>,
-    force: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    force: Option<Deadline>,
     // Logged when the body ends or is dropped.
     access: Option<(Access, StatusCode)>,
     outcome: &'static str,
     metrics: Option<Arc<Metrics>>,
     // The bytes held as last counted in the metrics.
     held: i64,
+    // The arrival of the earliest upstream chunk whose bytes have not
+    // gone out yet, and of the one whose output was just handed to the
+    // server: the clock of the latency histogram.
+    since: Option<Instant>,
+    handed: Option<Instant>,
 }
 
 const FIRST_EVENT_LATE: &str = "no event in time";
+
+type Deadline = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Completes when the drain deadline has passed.
+fn drain_deadline(shared: &Shared) -> Deadline {
+    let mut force = shared.force.clone();
+    Box::pin(async move {
+        // Only an explicit end of the drain ends a response.
+        if force.wait_for(|f| *f).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    })
+}
+
+/// A pass-through body that fails when the drain deadline passes: the
+/// server then closes the connection without ending the body, so the
+/// client sees a cut response, never one that looks complete. (Its format
+/// is the upstream's, so there is no error event to write into it.)
+struct Cut<B> {
+    body: B,
+    force: Deadline,
+}
+
+impl<B> Body for Cut<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if self.force.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(BoxError::from(
+                "the proxy's drain deadline passed",
+            ))));
+        }
+        Pin::new(&mut self.body).poll_frame(cx).map_err(Into::into)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
 
 fn upstream_error(shared: &Shared, kind: &'static str) {
     if let Some(m) = &shared.config.metrics {
@@ -1038,6 +1160,21 @@ fn blocked(shared: &Shared, code: &'static str) {
     if let Some(m) = &shared.config.metrics {
         m.failed
             .get_or_create(&vec![("code", code.to_owned())])
+            .inc();
+    }
+}
+
+// Counts a response ended closed, and the rule that ended it if one did.
+fn count_failure(metrics: &Option<Arc<Metrics>>, e: &ScanError) {
+    let Some(m) = metrics else {
+        return;
+    };
+    m.failed
+        .get_or_create(&vec![("code", e.code().to_owned())])
+        .inc();
+    if let ScanError::Blocked { rule, .. } = e {
+        m.rule_blocks
+            .get_or_create(&vec![("rule", rule.clone())])
             .inc();
     }
 }
@@ -1063,6 +1200,8 @@ impl<B> GuardedBody<B> {
             outcome: "ok",
             metrics: None,
             held: 0,
+            since: None,
+            handed: None,
         }
     }
 }
@@ -1106,6 +1245,13 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
+        // The server asks for the next frame once it wrote the last one
+        // out: that write ends the clock of the chunks it carried.
+        if let Some(arrived) = this.handed.take() {
+            if let Some(m) = &this.metrics {
+                m.chunk_latency.observe(arrived.elapsed().as_secs_f64());
+            }
+        }
         if let Some(first) = this.first.take() {
             if !first.is_empty() {
                 return Poll::Ready(Some(Ok(Frame::data(first))));
@@ -1124,11 +1270,7 @@ where
                 this.done = true;
                 this.outcome = ScanError::ShuttingDown.code();
                 let e = this.scan.fail(ScanError::ShuttingDown);
-                if let Some(m) = &this.metrics {
-                    m.failed
-                        .get_or_create(&vec![("code", e.code().to_owned())])
-                        .inc();
-                }
+                count_failure(&this.metrics, &e);
                 return Poll::Ready(Some(Ok(Frame::data(Bytes::from(error_event(
                     this.flavor,
                     &e,
@@ -1152,10 +1294,9 @@ where
                     }
                     match frame.into_data() {
                         Ok(data) => {
-                            let started = Instant::now();
+                            this.since.get_or_insert_with(Instant::now);
                             let fed = this.scan.feed(&data, &mut out);
                             if let Some(m) = &this.metrics {
-                                m.added_latency.observe(started.elapsed().as_secs_f64());
                                 let held = this.scan.held() as i64;
                                 m.held_bytes.inc_by(held - this.held);
                                 this.held = held;
@@ -1176,11 +1317,7 @@ where
             if let Err(e) = result {
                 this.done = true;
                 this.outcome = e.code();
-                if let Some(m) = &this.metrics {
-                    m.failed
-                        .get_or_create(&vec![("code", e.code().to_owned())])
-                        .inc();
-                }
+                count_failure(&this.metrics, &e);
                 if let ScanError::Upstream(what) = &e {
                     tracing::warn!(
                         request_id = this.access.as_ref().map_or(0, |(a, _)| a.id),
@@ -1196,6 +1333,7 @@ where
                 out.extend_from_slice(&error_event(this.flavor, &e));
             }
             if !out.is_empty() {
+                this.handed = this.since.take();
                 return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
             }
         }

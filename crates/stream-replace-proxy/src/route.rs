@@ -103,10 +103,29 @@ fn matches(pattern: &[&str], segments: &[String]) -> bool {
             .all(|(p, s)| *p == "*" || p == s)
 }
 
-/// The route of the normalised `segments`, if any.
-pub(crate) fn route(segments: &[String], pass_through: &[String]) -> Option<Route> {
+/// Whether `segments` match the path pattern `path` (`*` is one segment).
+fn listed(path: &str, segments: &[String]) -> bool {
+    let pattern: Vec<&str> = path.trim_matches('/').split('/').collect();
+    matches(&pattern, segments)
+}
+
+/// The model endpoints as path patterns, such as `/v1/responses/*`.
+pub(crate) fn model_endpoints() -> Vec<String> {
+    SCANNED
+        .iter()
+        .map(|(p, _)| format!("/v1/{}", p.join("/")))
+        .collect()
+}
+
+/// The route of the normalised `segments`, if any: `None` for a path the
+/// proxy does not know or one listed in `refused`.
+pub(crate) fn route(
+    segments: &[String],
+    pass_through: &[String],
+    refused: &[String],
+) -> Option<Route> {
     let (first, rest) = segments.split_first()?;
-    if first != "v1" {
+    if first != "v1" || refused.iter().any(|p| listed(p, segments)) {
         return None;
     }
     for (pattern, flavor) in SCANNED {
@@ -114,13 +133,10 @@ pub(crate) fn route(segments: &[String], pass_through: &[String]) -> Option<Rout
             return Some(Route::Scan(*flavor));
         }
     }
-    for p in pass_through {
-        let pattern: Vec<&str> = p.trim_matches('/').split('/').collect();
-        if matches(&pattern, segments) {
-            return Some(Route::PassThrough);
-        }
-    }
-    None
+    pass_through
+        .iter()
+        .any(|p| listed(p, segments))
+        .then_some(Route::PassThrough)
 }
 
 #[cfg(test)]
@@ -129,7 +145,7 @@ mod tests {
 
     fn r(path: &str) -> Option<Route> {
         let pass: Vec<String> = DEFAULT_PASS_THROUGH.iter().map(|s| s.to_string()).collect();
-        route(&normalise(path).ok()?, &pass)
+        route(&normalise(path).ok()?, &pass, &[])
     }
 
     #[test]
@@ -145,6 +161,27 @@ mod tests {
         }
         assert_eq!(r("/v1/messages"), Some(Route::Scan(Flavor::Anthropic)));
         assert_eq!(r("/v1/models/gpt-4o"), Some(Route::PassThrough));
+    }
+
+    #[test]
+    fn refused_paths_do_not_route() {
+        let pass = vec!["/v1/models/*".to_owned()];
+        let refused = vec!["/v1/completions".to_owned(), "/v1/models/*".to_owned()];
+        let r = |p: &str| route(&normalise(p).unwrap(), &pass, &refused);
+        assert_eq!(r("/v1/completions"), None);
+        assert_eq!(r("/v1/complet%69ons"), None);
+        assert_eq!(r("/v1/models/m"), None);
+        assert_eq!(r("/v1/chat/completions"), Some(Route::Scan(Flavor::OpenAi)));
+        assert_eq!(
+            model_endpoints(),
+            [
+                "/v1/chat/completions",
+                "/v1/completions",
+                "/v1/responses",
+                "/v1/responses/*",
+                "/v1/messages"
+            ]
+        );
     }
 
     #[test]

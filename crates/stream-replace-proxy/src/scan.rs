@@ -87,6 +87,12 @@ pub(crate) enum ScanError {
     EventTooLarge,
     Upstream(String),
     ShuttingDown,
+    /// A block rule matched: its id and reason (configured text, never
+    /// the match).
+    Blocked {
+        rule: String,
+        reason: String,
+    },
 }
 
 impl ScanError {
@@ -99,6 +105,7 @@ impl ScanError {
             ScanError::EventTooLarge => "event_too_large",
             ScanError::Upstream(_) => "upstream_error",
             ScanError::ShuttingDown => "shutting_down",
+            ScanError::Blocked { .. } => "blocked",
         }
     }
 }
@@ -126,6 +133,9 @@ impl fmt::Display for ScanError {
             ScanError::ShuttingDown => f.write_str(
                 "the proxy is shutting down and the response did not end within its drain deadline",
             ),
+            ScanError::Blocked { rule, reason } => {
+                write!(f, "the response was stopped by the rule {rule}: {reason}")
+            }
         }
     }
 }
@@ -204,6 +214,39 @@ pub(crate) fn fix_lone_surrogates(text: &str) -> Cow<'_, str> {
             o.push_str(&text[last..]);
             Cow::Owned(o)
         }
+    }
+}
+
+impl ScanError {
+    fn from_stream(e: &stream_replace::StreamError) -> ScanError {
+        match e.block() {
+            Some(b) => ScanError::Blocked {
+                rule: b.id().to_owned(),
+                reason: b.reason().to_owned(),
+            },
+            None => ScanError::HeldLimit,
+        }
+    }
+}
+
+/// Whether any of `rules` blocks.
+pub(crate) fn has_blocks(rules: &Rules) -> bool {
+    (0..rules.len()).any(|i| matches!(rules.action(i), stream_replace::Action::Block(_)))
+}
+
+/// Scans one whole value. `blocks` says whether a rule may block: then a
+/// match of a block rule is an error instead of a cut in the text.
+fn whole(rules: &Rules, blocks: bool, text: &str) -> Result<String, ScanError> {
+    if !blocks {
+        return Ok(rules.replace_all(text));
+    }
+    let eval = rules.evaluate(text);
+    match eval.block() {
+        Some(b) => Err(ScanError::Blocked {
+            rule: b.id().to_owned(),
+            reason: b.reason().to_owned(),
+        }),
+        None => Ok(eval.into_text()),
     }
 }
 
@@ -301,28 +344,44 @@ fn walk<'v>(
 // Scans every object key of `v` on its own (a key is whole in each event).
 // A key of lower-case letters and `_` cannot hold a value or a placeholder
 // and is skipped.
-fn scan_keys(rules: &Rules, v: &mut Value) {
+fn scan_keys(rules: &Rules, blocks: bool, v: &mut Value) -> Result<(), ScanError> {
     match v {
-        Value::Array(items) => items.iter_mut().for_each(|v| scan_keys(rules, v)),
+        Value::Array(items) => items
+            .iter_mut()
+            .try_for_each(|v| scan_keys(rules, blocks, v)),
         Value::Object(map) => {
             let plain = |k: &str| k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
             if !map.keys().all(|k| plain(k)) {
                 let old = std::mem::take(map);
                 for (k, child) in old {
-                    let k = if plain(&k) { k } else { rules.replace_all(&k) };
+                    let k = if plain(&k) {
+                        k
+                    } else {
+                        whole(rules, blocks, &k)?
+                    };
                     map.insert(k, child);
                 }
             }
-            map.values_mut().for_each(|v| scan_keys(rules, v));
+            map.values_mut()
+                .try_for_each(|v| scan_keys(rules, blocks, v))
         }
-        _ => {}
+        _ => Ok(()),
     }
 }
 
 /// Scans a whole JSON body: every string but the exempt ones, on its own.
 /// Returns whether a dropped key was nulled.
-pub(crate) fn scan_json(rules: &Rules, vault: &mut Vault, value: &mut Value) -> bool {
-    with_vault(vault, || scan_keys(rules, value));
+///
+/// # Errors
+///
+/// [`ScanError::Blocked`] when a block rule matched.
+pub(crate) fn scan_json(
+    rules: &Rules,
+    vault: &mut Vault,
+    value: &mut Value,
+) -> Result<bool, ScanError> {
+    let blocks = has_blocks(rules);
+    with_vault(vault, || scan_keys(rules, blocks, value))?;
     let mut frags = Vec::new();
     let mut dropped = false;
     walk(
@@ -335,13 +394,14 @@ pub(crate) fn scan_json(rules: &Rules, vault: &mut Vault, value: &mut Value) -> 
     );
     with_vault(vault, || {
         for f in frags {
-            let out = rules.replace_all(f.text);
+            let out = whole(rules, blocks, f.text)?;
             if out != *f.text {
                 *f.text = out;
             }
         }
-    });
-    dropped
+        Ok(())
+    })?;
+    Ok(dropped)
 }
 
 // The event that carries a field's rest, made from the last event that
@@ -442,6 +502,7 @@ struct FieldStream {
 #[derive(Debug)]
 pub(crate) struct SseScan {
     rules: Rules,
+    blocks: bool,
     vault: Vault,
     limits: Limits,
     parser: Parser,
@@ -474,6 +535,7 @@ impl SseScan {
     pub(crate) fn new(rules: &Rules, vault: Vault, limits: Limits) -> SseScan {
         SseScan {
             rules: rules.clone(),
+            blocks: has_blocks(rules),
             vault,
             limits,
             parser: Parser::new(),
@@ -658,7 +720,8 @@ impl SseScan {
         }
 
         let rules = &self.rules;
-        with_vault(&mut self.vault, || scan_keys(rules, root));
+        let blocks = self.blocks;
+        with_vault(&mut self.vault, || scan_keys(rules, blocks, root))?;
         let mut dropped = false;
         let mut frags = Vec::new();
         let mut key = prefix.clone();
@@ -685,7 +748,7 @@ impl SseScan {
         let result: Result<(), ScanError> = with_vault(&mut self.vault, || {
             for f in frags.iter_mut() {
                 if !f.streamed {
-                    let safe = rules.replace_all(f.text);
+                    let safe = whole(rules, blocks, f.text)?;
                     if safe != *f.text {
                         *f.text = safe;
                     }
@@ -703,7 +766,7 @@ impl SseScan {
                 let safe = stream
                     .replacer
                     .feed(f.text)
-                    .map_err(|_| ScanError::HeldLimit)?;
+                    .map_err(|e| ScanError::from_stream(&e))?;
                 let now = stream.replacer.held();
                 *held = *held + now - stream.held;
                 stream.held = now;
@@ -795,7 +858,7 @@ impl SseScan {
                 self.template_bytes -= t.size;
             }
             let rest = with_vault(&mut self.vault, || stream.replacer.flush())
-                .map_err(|_| ScanError::HeldLimit)?;
+                .map_err(|e| ScanError::from_stream(&e))?;
             if !rest.is_empty() {
                 rests.push((key, rest, stream.template));
             }

@@ -7,6 +7,8 @@ use std::time::Duration;
 use toml::{Table, Value};
 
 use crate::proxy::Config;
+use crate::route;
+use crate::ruleset::{self, LogprobsPolicy, RuleAction, RuleSet, VALIDATORS};
 
 /// Everything an operator sets: where to listen, and the proxy's
 /// [`Config`].
@@ -103,6 +105,282 @@ const TIMES: &[(&str, &str)] = &[
 
 const LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
 
+type Err<'a> = &'a dyn Fn(&str, String) -> SettingsError;
+
+fn string_list(v: &Value) -> Option<Vec<String>> {
+    v.as_array()?
+        .iter()
+        .map(|s| s.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
+        .collect()
+}
+
+fn paths_under_v1(v: &Value, key: &str, err: Err<'_>) -> Result<Vec<String>, SettingsError> {
+    let list = v.as_array().ok_or_else(|| {
+        err(
+            key,
+            format!("expected a list of paths, found {}", v.type_str()),
+        )
+    })?;
+    let mut paths = Vec::new();
+    for p in list {
+        match p.as_str() {
+            Some(p) if p.starts_with("/v1/") => paths.push(p.to_owned()),
+            _ => return Err(err(key, format!("expected paths under /v1/, found {p}"))),
+        }
+    }
+    Ok(paths)
+}
+
+fn logprobs_policy(v: &str) -> Option<LogprobsPolicy> {
+    match v {
+        "drop" => Some(LogprobsPolicy::Drop),
+        "refuse" => Some(LogprobsPolicy::Refuse),
+        _ => None,
+    }
+}
+
+/// The `[rules]` table: packs first (listing any replaces the built-in
+/// `pii` set), then the policies, the allowlist and the extra rules.
+fn parse_rules(value: &Value, err: Err<'_>) -> Result<RuleSet, SettingsError> {
+    let table = value.as_table().ok_or_else(|| {
+        err(
+            "rules",
+            format!("expected a table, found {}", value.type_str()),
+        )
+    })?;
+    let mut set = RuleSet::default();
+    if let Some(packs) = table.get("packs") {
+        let packs = packs.as_table().ok_or_else(|| {
+            err(
+                "rules.packs",
+                format!(
+                    "expected a table of packs such as [rules.packs.pii], found {}",
+                    packs.type_str()
+                ),
+            )
+        })?;
+        set.clear_rules();
+        for (name, options) in packs {
+            let key = format!("rules.packs.{name}");
+            let options = options.as_table().ok_or_else(|| {
+                err(
+                    &key,
+                    format!(
+                        "expected a table (blocks, exclude), found {}",
+                        options.type_str()
+                    ),
+                )
+            })?;
+            let mut blocks = false;
+            let mut exclude = Vec::new();
+            for (k, v) in options {
+                let dotted = format!("{key}.{k}");
+                match k.as_str() {
+                    "blocks" => {
+                        blocks = v.as_bool().ok_or_else(|| {
+                            err(&dotted, format!("expected true or false, found {v}"))
+                        })?
+                    }
+                    "exclude" => {
+                        exclude = string_list(v).ok_or_else(|| {
+                            err(&dotted, format!("expected a list of rule ids, found {v}"))
+                        })?
+                    }
+                    _ => {
+                        return Err(err(
+                            &dotted,
+                            "unknown key (a pack reads blocks and exclude)".to_owned(),
+                        ))
+                    }
+                }
+            }
+            set.add_pack(name, blocks, &exclude).map_err(|reason| {
+                if reason.starts_with("unknown pack") {
+                    err(&key, reason)
+                } else {
+                    err(&format!("{key}.exclude"), reason)
+                }
+            })?;
+        }
+    }
+    for (k, v) in table {
+        let dotted = format!("rules.{k}");
+        match k.as_str() {
+            "packs" => {}
+            "request_masking" => {
+                set.request_masking = v
+                    .as_bool()
+                    .ok_or_else(|| err(&dotted, format!("expected true or false, found {v}")))?
+            }
+            "logprobs" => {
+                set.logprobs = v.as_str().and_then(logprobs_policy).ok_or_else(|| {
+                    err(
+                        &dotted,
+                        format!("expected \"drop\" or \"refuse\", found {v}"),
+                    )
+                })?
+            }
+            "allow" => {
+                let values = string_list(v).ok_or_else(|| {
+                    err(
+                        &dotted,
+                        format!("expected a list of non-empty strings, found {v}"),
+                    )
+                })?;
+                values.into_iter().for_each(|v| set.allow(v));
+            }
+            "extra" => {
+                let rules = v.as_array().ok_or_else(|| {
+                    err(
+                        &dotted,
+                        format!(
+                            "expected a list of rules ([[rules.extra]]), found {}",
+                            v.type_str()
+                        ),
+                    )
+                })?;
+                for (i, rule) in rules.iter().enumerate() {
+                    parse_extra(&mut set, i, rule, err)?;
+                }
+            }
+            _ => {
+                return Err(err(
+                    &dotted,
+                    "unknown key ([rules] reads packs, extra, allow, request_masking and logprobs)"
+                        .to_owned(),
+                ))
+            }
+        }
+    }
+    Ok(set)
+}
+
+/// One `[[rules.extra]]` table.
+fn parse_extra(
+    set: &mut RuleSet,
+    i: usize,
+    rule: &Value,
+    err: Err<'_>,
+) -> Result<(), SettingsError> {
+    let key = format!("rules.extra[{i}]");
+    let table = rule
+        .as_table()
+        .ok_or_else(|| err(&key, format!("expected a table, found {}", rule.type_str())))?;
+    let text = |k: &str| -> Result<Option<String>, SettingsError> {
+        match table.get(k) {
+            None => Ok(None),
+            Some(v) => v
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(|s| Some(s.to_owned()))
+                .ok_or_else(|| {
+                    err(
+                        &format!("{key}.{k}"),
+                        format!("expected a non-empty string, found {v}"),
+                    )
+                }),
+        }
+    };
+    if let Some(k) = table.keys().find(|k| {
+        ![
+            "id",
+            "literal",
+            "regex",
+            "action",
+            "reason",
+            "label",
+            "validator",
+        ]
+        .contains(&k.as_str())
+    }) {
+        return Err(err(
+            &format!("{key}.{k}"),
+            "unknown key (a rule reads id, literal or regex, action, reason, label and validator)"
+                .to_owned(),
+        ));
+    }
+    let id = text("id")?.ok_or_else(|| err(&format!("{key}.id"), "required".to_owned()))?;
+    if !ruleset::valid_id(&id) {
+        return Err(err(
+            &format!("{key}.id"),
+            format!("expected letters, digits, _, - or . (at most 64), found {id:?}"),
+        ));
+    }
+    let (pattern, pattern_key) = match (text("literal")?, text("regex")?) {
+        (Some(l), None) => (stream_replace::Pattern::literal(l), "literal"),
+        (None, Some(r)) => (stream_replace::Pattern::regex(r), "regex"),
+        (None, None) => return Err(err(&key, "expected a literal or a regex".to_owned())),
+        (Some(_), Some(_)) => {
+            return Err(err(
+                &key,
+                "expected a literal or a regex, not both".to_owned(),
+            ))
+        }
+    };
+    let reason = text("reason")?;
+    let action = match text("action")?.as_deref() {
+        None | Some("mask") => RuleAction::Mask,
+        Some("redact") => RuleAction::Redact,
+        Some("block") => RuleAction::Block(reason.clone().unwrap_or_else(|| format!("rule {id}"))),
+        Some(other) => {
+            return Err(err(
+                &format!("{key}.action"),
+                format!("expected mask, redact or block, found {other:?}"),
+            ))
+        }
+    };
+    if reason.is_some() && !matches!(action, RuleAction::Block(_)) {
+        return Err(err(
+            &format!("{key}.reason"),
+            "a reason is for action = \"block\"".to_owned(),
+        ));
+    }
+    let label = match text("label")? {
+        Some(l) => l,
+        None => id
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() {
+                    b.to_ascii_uppercase() as char
+                } else {
+                    '_'
+                }
+            })
+            .collect(),
+    };
+    if !ruleset::valid_label(&label) {
+        return Err(err(
+            &format!("{key}.label"),
+            format!("expected upper-case letters, digits and _, from a letter, found {label:?}"),
+        ));
+    }
+    let validator = match text("validator")? {
+        None => None,
+        Some(name) => Some(
+            VALIDATORS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, f)| *f)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = VALIDATORS.iter().map(|(n, _)| *n).collect();
+                    err(
+                        &format!("{key}.validator"),
+                        format!("unknown validator {name:?} (known: {})", known.join(", ")),
+                    )
+                })?,
+        ),
+    };
+    let spec = ruleset::extra_rule(id, pattern, label, action, validator);
+    ruleset::compile_one(&spec).map_err(|e| {
+        err(
+            &format!("{key}.{pattern_key}"),
+            format!("does not compile: {e}"),
+        )
+    })?;
+    set.add_rule(spec)
+        .map_err(|reason| err(&format!("{key}.id"), reason))
+}
+
 fn count_mut<'a>(config: &'a mut Config, key: &str) -> &'a mut usize {
     match key {
         "max_held_bytes" => &mut config.max_held,
@@ -139,10 +417,16 @@ impl Settings {
     /// `max_request_bytes`, `max_response_bytes`, `max_values`,
     /// `max_connections`, `max_in_flight`; in `[timeouts]` (milliseconds),
     /// `header_read_ms`, `connect_ms`, `first_byte_ms`, `idle_ms`,
-    /// `drain_ms`, `ready_ms`; in `[endpoints]`, `pass_through` (a list of
-    /// paths, `*` for one segment). The variables: `LISTEN_ADDR`,
+    /// `drain_ms`, `ready_ms`; in `[endpoints]`, `pass_through` and
+    /// `refused` (lists of paths, `*` for one segment); in `[rules]`,
+    /// `request_masking`, `logprobs` (`"drop"` or `"refuse"`), `allow` (a
+    /// list of values), `[rules.packs.pii]` and `[rules.packs.secrets]`
+    /// (each with `blocks` and `exclude`), and `[[rules.extra]]` tables
+    /// (`id`, `literal` or `regex`, `action`, `reason`, `label`,
+    /// `validator`); see [`RuleSet`]. The variables: `LISTEN_ADDR`,
     /// `METRICS_LISTEN_ADDR`, `UPSTREAM_CA_FILE`,
-    /// `UPSTREAM_BASE_URL`, `LOG_LEVEL`, `PASS_THROUGH` (comma-separated)
+    /// `UPSTREAM_BASE_URL`, `LOG_LEVEL`, `PASS_THROUGH` and
+    /// `REFUSED_PATHS` (comma-separated), `REQUEST_MASKING`, `LOGPROBS`,
     /// and one per limit and timeout in upper case (`MAX_HELD_BYTES`,
     /// `IDLE_TIMEOUT_MS`, `DRAIN_TIMEOUT_MS`, ...).
     ///
@@ -151,7 +435,8 @@ impl Settings {
     /// A [`SettingsError`] naming the file or variable, the key and the
     /// reason: TOML that does not parse, an unknown key or table, a value
     /// of the wrong type or out of range, an upstream that is not an
-    /// `http://` URL, an unknown log level.
+    /// `http://` or `https://` URL, an unknown log level, a rule that does
+    /// not compile, an unknown validator or pack, a duplicate rule id.
     ///
     /// # Example
     ///
@@ -164,7 +449,11 @@ impl Settings {
     /// assert_eq!(s.config.idle_timeout.as_millis(), 500);
     ///
     /// let e = Settings::from_toml("[rules]\nx = 1", "proxy.toml", |_| None).unwrap_err();
-    /// assert_eq!(e.key, "rules");
+    /// assert_eq!(e.key, "rules.x");
+    ///
+    /// let text = "upstream = 'http://h:1/v1'\n[[rules.extra]]\nid = 't'\nregex = '(a'";
+    /// let e = Settings::from_toml(text, "proxy.toml", |_| None).unwrap_err();
+    /// assert_eq!(e.key, "rules.extra[0].regex");
     /// # Ok::<(), stream_replace_proxy::SettingsError>(())
     /// ```
     pub fn from_toml(
@@ -202,6 +491,8 @@ impl Settings {
         let mut counts: Vec<(&str, usize)> = Vec::new();
         let mut times: Vec<(&str, u64)> = Vec::new();
         let mut pass_through = None;
+        let mut refused = None;
+        let mut rules = None;
         for (key, value) in &table {
             match key.as_str() {
                 "listen" => listen = string(key, value)?,
@@ -209,6 +500,7 @@ impl Settings {
                 "log_level" => log_level = string(key, value)?,
                 "metrics_listen" => metrics_listen = Some(string(key, value)?),
                 "upstream_ca_file" => ca_file = Some(string(key, value)?),
+                "rules" => rules = Some(parse_rules(value, &err)?),
                 "limits" | "timeouts" | "endpoints" => {
                     let Some(section) = value.as_table() else {
                         return Err(err(key, format!("expected a table, found {}", value.type_str())));
@@ -237,22 +529,10 @@ impl Settings {
                                 times.push((TIMES.iter().find(|(n, _)| *n == k).unwrap().0, n));
                             }
                             ("endpoints", "pass_through") => {
-                                let list = v.as_array().ok_or_else(|| {
-                                    err(&dotted, format!("expected a list of paths, found {}", v.type_str()))
-                                })?;
-                                let mut paths = Vec::new();
-                                for p in list {
-                                    match p.as_str() {
-                                        Some(p) if p.starts_with("/v1/") => paths.push(p.to_owned()),
-                                        _ => {
-                                            return Err(err(
-                                                &dotted,
-                                                format!("expected paths under /v1/, found {p}"),
-                                            ))
-                                        }
-                                    }
-                                }
-                                pass_through = Some(paths);
+                                pass_through = Some(paths_under_v1(v, &dotted, &err)?);
+                            }
+                            ("endpoints", "refused") => {
+                                refused = Some(paths_under_v1(v, &dotted, &err)?);
                             }
                             _ => return Err(err(&dotted, "unknown key".to_owned())),
                         }
@@ -261,7 +541,7 @@ impl Settings {
                 _ => {
                     return Err(err(
                         key,
-                        "unknown key (this version reads listen, upstream, upstream_ca_file, metrics_listen, log_level, [limits], [timeouts] and [endpoints])"
+                        "unknown key (this version reads listen, upstream, upstream_ca_file, metrics_listen, log_level, [limits], [timeouts], [endpoints] and [rules])"
                             .to_owned(),
                     ))
                 }
@@ -315,14 +595,41 @@ impl Settings {
                 times.push((key, n));
             }
         }
+        let split = |list: String| -> Vec<String> {
+            list.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
         if let Some(list) = env("PASS_THROUGH") {
-            pass_through = Some(
-                list.split(',')
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
-                    .map(str::to_owned)
-                    .collect(),
-            );
+            pass_through = Some(split(list));
+        }
+        if let Some(list) = env("REFUSED_PATHS") {
+            refused = Some(split(list));
+        }
+        let mut rules = rules.unwrap_or_default();
+        if let Some(v) = env("REQUEST_MASKING") {
+            rules.request_masking = match v.trim() {
+                "true" | "1" | "on" => true,
+                "false" | "0" | "off" => false,
+                _ => {
+                    return Err(env_err(
+                        "REQUEST_MASKING",
+                        "rules.request_masking",
+                        format!("expected true or false, found {v:?}"),
+                    ))
+                }
+            };
+        }
+        if let Some(v) = env("LOGPROBS") {
+            rules.logprobs = logprobs_policy(v.trim()).ok_or_else(|| {
+                env_err(
+                    "LOGPROBS",
+                    "rules.logprobs",
+                    format!("expected drop or refuse, found {v:?}"),
+                )
+            })?;
         }
 
         if !LEVELS.contains(&log_level.as_str()) {
@@ -364,8 +671,37 @@ impl Settings {
             *time_mut(&mut config, key) = Duration::from_millis(ms);
         }
         if let Some(paths) = pass_through {
+            // Passing a model endpoint through would send its replies
+            // unscanned: it can be refused, not exempted.
+            if let Some(p) = paths.iter().find(|p| {
+                route::normalise(p).is_ok_and(|s| {
+                    matches!(route::route(&s, &[], &[]), Some(route::Route::Scan(_)))
+                })
+            }) {
+                return Err(err(
+                    "endpoints.pass_through",
+                    format!("{p} is a model endpoint, which is always scanned; list it in endpoints.refused to turn it off"),
+                ));
+            }
             config.pass_through = paths;
         }
+        if let Some(paths) = refused {
+            let models = route::model_endpoints();
+            if let Some(p) = paths
+                .iter()
+                .find(|p| !models.contains(p) && !config.pass_through.contains(p))
+            {
+                return Err(err(
+                    "endpoints.refused",
+                    format!(
+                        "{p} is not a path the proxy routes (the model endpoints {} and the pass-through list); other paths are refused already",
+                        models.join(", ")
+                    ),
+                ));
+            }
+            config.refused = paths;
+        }
+        config.rules = rules;
         if let Some(path) = ca_file {
             match std::fs::read_to_string(&path) {
                 Ok(text) if text.contains("-----BEGIN CERTIFICATE-----") => {}
@@ -438,7 +774,9 @@ impl Settings {
             "listen {}\nupstream {}\nmetrics_listen {}\nlog_level {}\n\
              limits: held {} B, fields {}, event {} B, request {} B, response {} B, values {}, connections {}, in flight {}\n\
              timeouts: header read {:?}, connect {:?}, first byte {:?}, idle {:?}, drain {:?}, ready {:?}\n\
-             pass-through: {}\n",
+             pass-through: {}\n\
+             refused: {}\n\
+             {}",
             self.listen,
             c.upstream_base(),
             self.metrics_listen.as_deref().unwrap_or("(none)"),
@@ -458,6 +796,12 @@ impl Settings {
             c.drain_timeout,
             c.ready_timeout,
             c.pass_through.join(", "),
+            if c.refused.is_empty() {
+                "(none)".to_owned()
+            } else {
+                c.refused.join(", ")
+            },
+            c.rules.summary(),
         )
     }
 }

@@ -63,6 +63,11 @@ fn check_config_prints_a_summary_and_exits() {
     assert!(out.contains("upstream http://127.0.0.1:9/v1"), "{out}");
     assert!(out.contains("listen 127.0.0.1:14000"), "{out}");
     assert!(out.contains("compiled"), "{out}");
+    assert!(
+        out.contains("rules: 18 (packs: pii (blocks off); extra: none)"),
+        "{out}"
+    );
+    assert!(out.contains("request masking: on; logprobs: drop"), "{out}");
 }
 
 #[test]
@@ -88,6 +93,24 @@ fn a_bad_config_fails_at_start_with_file_key_and_reason() {
     let (code, _, err) = run(&["--config", path, "--check-config"]);
     assert_eq!(code, 2);
     assert!(err.contains("limits.max_held_bytes"), "{err}");
+
+    // A rule that does not compile, the same way.
+    std::fs::write(
+        &file,
+        "upstream = \"http://127.0.0.1:9/v1\"\n[[rules.extra]]\nid = \"t\"\nregex = \"(unclosed\"\n",
+    )
+    .unwrap();
+    for args in [
+        &["--config", path][..],
+        &["--config", path, "--check-config"],
+    ] {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(
+            err.contains(&format!("{path}: rules.extra[0].regex: does not compile")),
+            "{err}"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -347,7 +370,7 @@ async fn a_redaction_and_a_block_each_move_their_counters() {
         "{after}"
     );
     assert!(
-        sample(&after, "stream_replace_proxy_added_latency_seconds_count") >= 2.0,
+        sample(&after, "stream_replace_proxy_chunk_latency_seconds_count") >= 2.0,
         "{after}"
     );
     // The values never reach the metrics either.
@@ -378,4 +401,54 @@ async fn a_redaction_and_a_block_each_move_their_counters() {
         1.0,
         "{after}"
     );
+}
+
+// A pass-through response that outlasts the drain deadline: the upstream
+// sends a piece a second for ten seconds.
+#[tokio::test]
+async fn sigterm_cuts_a_pass_through_response_at_the_deadline() {
+    let up = upstream(Arc::new(|_: &Seen| {
+        let mut out = vec![head(200, "application/json", ""), b"{\"data\":[".to_vec()];
+        for i in 0..10 {
+            out.push(Vec::new());
+            out.push(format!("{{\"id\":\"m{i}\"}},").into_bytes());
+        }
+        out.push(b"{\"id\":\"last\"}]}".to_vec());
+        out
+    }))
+    .await;
+    let mut proxy = start(&up.base, 500).await;
+    let mut stream = TcpStream::connect(&proxy.addr).await.unwrap();
+    let req = format!("GET /v1/models HTTP/1.1\r\nhost: {}\r\n\r\n", proxy.addr);
+    stream.write_all(req.as_bytes()).await.unwrap();
+    let mut got = vec![0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut got))
+        .await
+        .unwrap()
+        .unwrap();
+    got.truncate(n);
+    let signalled = Instant::now();
+    sigterm(&proxy);
+    // The connection ends, cleanly or reset, well before the upstream does.
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout(Duration::from_secs(20), stream.read(&mut buf))
+            .await
+            .expect("the response ended within 20 s")
+        {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    let ended = signalled.elapsed();
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(!text.contains("last"), "{text}");
+    // Cut, not ended: no last chunk of a chunked body.
+    assert!(!text.ends_with("0\r\n\r\n"), "{text}");
+    // The drain deadline is 0.5 s; the process exits right after, not
+    // after the 5 s it gives the connections left.
+    assert!(ended < Duration::from_secs(4), "{ended:?}");
+    assert_eq!(wait_exit(&mut proxy, Duration::from_secs(4)), 0);
+    assert!(signalled.elapsed() < Duration::from_secs(4));
 }

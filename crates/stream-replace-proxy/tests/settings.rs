@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use stream_replace_proxy::{Settings, SettingsError};
+use stream_replace_proxy::{LogprobsPolicy, Settings, SettingsError};
 
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/proxy.toml");
 
@@ -138,12 +138,20 @@ fn bad_syntax_names_the_file_and_line() {
 fn unknown_keys_are_rejected() {
     for (text, key) in [
         (format!("{UP}listn = \"127.0.0.1:1\""), "listn"),
-        (format!("{UP}[rules]\nemail = true"), "rules"),
+        (format!("{UP}[rules]\nemail = true"), "rules.email"),
+        (
+            format!("{UP}[rules.packs.pii]\nblock = true"),
+            "rules.packs.pii.block",
+        ),
+        (
+            format!("{UP}[[rules.extra]]\nid = \"x\"\nliteral = \"y\"\npattern = \"z\""),
+            "rules.extra[0].pattern",
+        ),
         (format!("{UP}[limits]\nmax_held = 3"), "limits.max_held"),
         (format!("{UP}[timeouts]\nidle = 3"), "timeouts.idle"),
         (
-            format!("{UP}[endpoints]\nrefused = []"),
-            "endpoints.refused",
+            format!("{UP}[endpoints]\nhandled = []"),
+            "endpoints.handled",
         ),
     ] {
         let e = bad(&text);
@@ -259,4 +267,182 @@ fn a_ca_file_that_is_missing_or_not_pem_is_rejected() {
     let e = bad(&format!("{UP}upstream_ca_file = {:?}", EXAMPLE));
     assert_eq!(e.key, "upstream_ca_file");
     assert!(e.reason.contains("no PEM certificate"), "{e}");
+}
+
+// The example's commented-out [rules] section, made live: every key it
+// documents is one the settings read.
+fn example_rules_uncommented() -> String {
+    let text = std::fs::read_to_string(EXAMPLE).unwrap();
+    let start = text
+        .find("\n#[rules]")
+        .expect("a commented [rules] section");
+    let mut out = String::from(UP);
+    for line in text[start..].lines() {
+        match line.strip_prefix('#') {
+            Some(rest) if rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '[') => {
+                out.push_str(rest);
+                out.push('\n');
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn the_example_rules_section_parses_and_is_applied() {
+    let text = example_rules_uncommented();
+    let s =
+        Settings::from_toml(&text, "proxy.toml", no_env).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let ids: Vec<&str> = s.config.rules.ids().collect();
+    for id in ["email", "github_token", "ticket", "codename"] {
+        assert!(ids.contains(&id), "{id} missing: {ids:?}");
+    }
+    assert!(!ids.contains(&"ipv4"), "{ids:?}");
+    // A rule in both packs is there once.
+    assert_eq!(ids.iter().filter(|id| **id == "github_token").count(), 1);
+    assert!(
+        s.summary()
+            .contains("packs: pii (blocks off), secrets (blocks off)"),
+        "{}",
+        s.summary()
+    );
+    assert!(
+        s.summary().contains("extra: ticket, codename"),
+        "{}",
+        s.summary()
+    );
+    // The file's example is the built-in set: the rules are left as they
+    // are and the policies at their defaults.
+    let s = Settings::from_file(EXAMPLE, no_env).unwrap();
+    assert_eq!(
+        s.config.rules.len(),
+        stream_replace_proxy::detectors().rules().len()
+    );
+    assert!(s.config.rules.request_masking);
+    assert_eq!(s.config.rules.logprobs, LogprobsPolicy::Drop);
+    assert!(s.config.refused.is_empty());
+}
+
+#[test]
+fn rule_policies_and_refused_paths_are_applied_and_overridden() {
+    let text = format!(
+        "{UP}[endpoints]\nrefused = [\"/v1/completions\", \"/v1/models/*\"]\n[rules]\nrequest_masking = false\nlogprobs = \"refuse\"\n"
+    );
+    let s = Settings::from_toml(&text, "proxy.toml", no_env).unwrap();
+    assert!(!s.config.rules.request_masking);
+    assert_eq!(s.config.rules.logprobs, LogprobsPolicy::Refuse);
+    assert_eq!(s.config.refused, ["/v1/completions", "/v1/models/*"]);
+    let env = |k: &str| match k {
+        "REQUEST_MASKING" => Some("true".to_owned()),
+        "LOGPROBS" => Some("drop".to_owned()),
+        "REFUSED_PATHS" => Some("/v1/messages".to_owned()),
+        _ => None,
+    };
+    let s = Settings::from_toml(&text, "proxy.toml", env).unwrap();
+    assert!(s.config.rules.request_masking);
+    assert_eq!(s.config.rules.logprobs, LogprobsPolicy::Drop);
+    assert_eq!(s.config.refused, ["/v1/messages"]);
+    let env = |k: &str| (k == "LOGPROBS").then(|| "keep".to_owned());
+    let e = Settings::from_toml(UP, "proxy.toml", env).unwrap_err();
+    assert_eq!(e.origin, "environment variable LOGPROBS");
+    assert_eq!(e.key, "rules.logprobs");
+}
+
+fn extra(body: &str) -> String {
+    format!("{UP}[[rules.extra]]\n{body}")
+}
+
+#[test]
+fn each_kind_of_bad_rule_is_rejected_with_file_key_and_reason() {
+    for (text, key, reason) in [
+        (
+            extra("id = \"t\"\nregex = \"TCK-[0-9\""),
+            "rules.extra[0].regex",
+            "does not compile",
+        ),
+        (
+            extra("id = \"t\"\nliteral = \"x\"\nvalidator = \"lunh\""),
+            "rules.extra[0].validator",
+            "unknown validator \"lunh\" (known: luhn,",
+        ),
+        (
+            format!("{UP}[rules.packs.pyi]\n"),
+            "rules.packs.pyi",
+            "unknown pack \"pyi\" (known: pii, secrets)",
+        ),
+        (
+            extra("id = \"email\"\nliteral = \"x\""),
+            "rules.extra[0].id",
+            "duplicate rule id \"email\" (also in the pii pack)",
+        ),
+        (
+            format!(
+                "{}[[rules.extra]]\nid = \"t\"\nliteral = \"y\"\n",
+                extra("id = \"t\"\nliteral = \"x\"\n")
+            ),
+            "rules.extra[1].id",
+            "duplicate rule id \"t\" (also in another extra rule)",
+        ),
+        (
+            format!("{UP}[rules.packs.pii]\nexclude = [\"ipv5\"]\n"),
+            "rules.packs.pii.exclude",
+            "no rule \"ipv5\" in the pii pack",
+        ),
+        (
+            extra("id = \"t\"\nliteral = \"x\"\naction = \"drop\""),
+            "rules.extra[0].action",
+            "expected mask, redact or block",
+        ),
+        (
+            extra("id = \"t\"\nliteral = \"x\"\nreason = \"why\""),
+            "rules.extra[0].reason",
+            "for action = \"block\"",
+        ),
+        (
+            extra("id = \"t\"\nliteral = \"x\"\nlabel = \"tck\""),
+            "rules.extra[0].label",
+            "upper-case letters",
+        ),
+        (
+            extra("id = \"t\""),
+            "rules.extra[0]",
+            "a literal or a regex",
+        ),
+        (extra("literal = \"x\""), "rules.extra[0].id", "required"),
+        (
+            extra("id = \"a b\"\nliteral = \"x\""),
+            "rules.extra[0].id",
+            "expected letters, digits",
+        ),
+        (
+            format!("{UP}[rules]\nlogprobs = \"keep\""),
+            "rules.logprobs",
+            "\"drop\" or \"refuse\"",
+        ),
+        (
+            format!("{UP}[rules]\nallow = [\"\"]"),
+            "rules.allow",
+            "non-empty strings",
+        ),
+        (
+            format!("{UP}[endpoints]\npass_through = [\"/v1/chat/completions\"]"),
+            "endpoints.pass_through",
+            "always scanned",
+        ),
+        (
+            format!("{UP}[endpoints]\nrefused = [\"/v1/files\"]"),
+            "endpoints.refused",
+            "not a path the proxy routes",
+        ),
+    ] {
+        let e = bad(&text);
+        assert_eq!(e.origin, "proxy.toml", "{e}");
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.reason.contains(reason), "{e}");
+        assert!(
+            e.to_string().starts_with(&format!("proxy.toml: {key}: ")),
+            "{e}"
+        );
+    }
 }

@@ -155,3 +155,46 @@ async fn an_untrusted_upstream_certificate_is_refused() {
     assert_eq!(got.status, 502, "{}", got.body);
     assert!(up.versions.lock().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn readyz_completes_a_tls_handshake_with_an_https_upstream() {
+    // Four protocols: a directory of its own (see `tls_upstream`).
+    let up = tls_upstream(&[b"http/1.1", b"h2", b"x", b"y"]).await;
+    let addr = proxy(settings(&up, true).config).await;
+    let got = send(&addr, "GET", "/readyz", "").await;
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert_eq!(got.json()["status"], "ready");
+
+    // The port answers, but its certificate is not one the proxy trusts:
+    // requests would fail, so it is not ready.
+    let addr = proxy(settings(&up, false).config).await;
+    let got = send(&addr, "GET", "/readyz", "").await;
+    assert_eq!(got.status, 503, "{}", got.body);
+    assert_eq!(
+        got.json()["reason"],
+        "the TLS handshake with the upstream failed"
+    );
+
+    // A server that accepts the connection but does not speak TLS.
+    let plain = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let plain_addr = plain.local_addr().unwrap();
+    tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        while let Ok((mut s, _)) = plain.accept().await {
+            let _ = s
+                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                .await;
+        }
+    });
+    let text = format!("upstream = \"https://{plain_addr}/v1\"\n");
+    let config = Settings::from_toml(&text, "proxy.toml", |_| None)
+        .unwrap()
+        .config;
+    let addr = proxy(config).await;
+    let got = send(&addr, "GET", "/readyz", "").await;
+    assert_eq!(got.status, 503, "{}", got.body);
+    assert_eq!(
+        got.json()["reason"],
+        "the TLS handshake with the upstream failed"
+    );
+}
