@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 use stream_replace::pack::{self, Pack};
-use stream_replace::{Config, Pattern, Replacement, Rule, Rules};
+use stream_replace::{Config, Pattern, Replacement, Rule, Rules, RulesBuilder};
 
 /// The detectors: [`stream_replace::pack::pii()`], every block turned into
 /// a mask, and `us_ssn` without its issuance check.
@@ -94,6 +94,28 @@ fn nanp(digits: &str) -> bool {
     d.len() == 10 && !n11(0) && !n11(3)
 }
 
+/// Adds the request-side rule for ten bare digits of a US number
+/// ([`BARE_US_PHONE`]) to the masking and the finding rules: the built-in
+/// detectors and every configured set with the `pii` pack end with it.
+pub(crate) fn add_bare_us_phone(mask: &mut RulesBuilder, find: &mut RulesBuilder) {
+    mask.add(
+        Rule::new(
+            Pattern::regex(BARE_US_PHONE),
+            Replacement::with(|caps| lent_placeholder("PHONE", caps.as_str())),
+        )
+        .id(BARE_US_PHONE_ID)
+        .validator(nanp),
+    );
+    find.add(
+        Rule::new(
+            Pattern::regex(BARE_US_PHONE),
+            Replacement::literal("[PHONE]"),
+        )
+        .id(BARE_US_PHONE_ID)
+        .validator(nanp),
+    );
+}
+
 /// The request-side rules, shared by every request: each value found is
 /// replaced by its placeholder in the vault lent with [`with_vault`].
 #[derive(Debug)]
@@ -134,24 +156,7 @@ impl Detectors {
             ));
             find.add(rule_of(r, Replacement::literal(r.mask)));
         }
-        mask.add(
-            Rule::new(
-                Pattern::regex(BARE_US_PHONE),
-                Replacement::with(|caps| {
-                    VAULT.with(|v| v.borrow_mut().placeholder("PHONE", caps.as_str()))
-                }),
-            )
-            .id(BARE_US_PHONE_ID)
-            .validator(nanp),
-        );
-        find.add(
-            Rule::new(
-                Pattern::regex(BARE_US_PHONE),
-                Replacement::literal("[PHONE]"),
-            )
-            .id(BARE_US_PHONE_ID)
-            .validator(nanp),
-        );
+        add_bare_us_phone(&mut mask, &mut find);
         Ok(Detectors {
             mask: mask.build()?,
             find: find.build()?,

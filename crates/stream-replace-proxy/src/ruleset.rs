@@ -461,6 +461,12 @@ impl RuleSet {
             mask.add(spec.rule(replacement));
             find.add(spec.rule(Replacement::literal(format!("[{label}]"))));
         }
+        // The pack's phone rules need separators; on the request side the
+        // built-in set also takes ten bare digits of a US number, and so
+        // does every configured set that lists `pii`.
+        if self.packs.iter().any(|(name, _)| *name == "pii") {
+            detect::add_bare_us_phone(&mut mask, &mut find);
+        }
         for value in &self.allow {
             mask.allow(value.clone());
             find.allow(value.clone());

@@ -98,12 +98,18 @@ async fn an_extra_rule_and_the_allowlist_change_what_the_client_sees() {
     reply_text(
         &configured,
         false,
-        "ticket TCK-654321 from support@example.com and bob@example.net",
+        "ticket TCK-654321 from support@example.com and bob@example.net, call 2125550100",
     )
     .await;
     let seen = up.seen.lock().unwrap().last().unwrap().body.clone();
     assert!(
         seen.contains("ticket [TICKET_REDACTED] from support@example.com and [EMAIL_1]"),
+        "{seen}"
+    );
+    // A configured set with the `pii` pack keeps the built-in request-side
+    // rule for ten bare digits of a US number.
+    assert!(
+        !seen.contains("2125550100") && seen.contains("call [PHONE_1]"),
         "{seen}"
     );
 }
