@@ -270,6 +270,7 @@
 //! [`misses`](PackRule::misses): non-ASCII letters do not count as part of
 //! a word, an address or a key.
 
+use crate::config::{Config, DfaKind};
 use crate::rules::RulesBuilder;
 
 mod credentials;
@@ -301,6 +302,9 @@ pub use rule::{PackAction, PackRule};
 #[derive(Clone, Debug)]
 pub struct Pack {
     rules: Vec<PackRule>,
+    /// Whether the rules are built best with a lazy DFA (see
+    /// [`Pack::config`]).
+    lazy: bool,
 }
 
 impl Pack {
@@ -363,6 +367,7 @@ impl Pack {
     /// assert!(both.get("url_password").is_some() && both.get("email").is_some());
     /// ```
     pub fn and(mut self, other: Pack) -> Pack {
+        self.lazy |= other.lazy;
         for rule in other.rules {
             if self.get(rule.id).is_none() {
                 self.rules.push(rule);
@@ -404,6 +409,43 @@ impl Pack {
             r.action = PackAction::Mask;
         }
         self
+    }
+
+    /// The configuration to build the pack's rules with:
+    /// [`Config::new`](crate::Config::new) with a lazy DFA
+    /// ([`DfaKind::Lazy`](crate::DfaKind::Lazy)) when the pack holds
+    /// [`secrets()`], the default otherwise. Change its other settings with
+    /// its by-value setters.
+    ///
+    /// The default ([`DfaKind::Auto`](crate::DfaKind::Auto)) first tries a
+    /// dense DFA. For `pii()` that DFA is about 1 MB and streams faster
+    /// than a lazy one. With `secrets()` it would be over 90 MB, so the
+    /// attempt stops at [`Config::dense_size_limit`](crate::Config::dense_size_limit)
+    /// and falls back to a lazy DFA: the same streams, after more than
+    /// twice the build time (see [Speed](self#speed)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{pack, DfaKind, Rules};
+    ///
+    /// let guard = pack::pii().and(pack::secrets());
+    /// assert_eq!(guard.config().get_dfa(), DfaKind::Lazy);
+    /// assert_eq!(pack::pii().config().get_dfa(), DfaKind::Auto);
+    ///
+    /// let mut builder = Rules::builder();
+    /// guard.add_to(&mut builder).config(guard.config().max_held(1 << 16));
+    /// let rules = builder.build()?;
+    /// assert_eq!(rules.replace_all("token=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"), "token=[SECRET]");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn config(&self) -> Config {
+        let config = Config::new();
+        if self.lazy {
+            config.dfa(DfaKind::Lazy)
+        } else {
+            config
+        }
     }
 
     /// Adds every rule, in order, to `builder`, after the rules already
@@ -459,6 +501,7 @@ impl<'a> IntoIterator for &'a Pack {
 pub fn pii() -> Pack {
     use pii::*;
     Pack {
+        lazy: false,
         rules: vec![
             PRIVATE_KEY,
             ANTHROPIC_KEY,
@@ -509,13 +552,18 @@ pub fn think() -> PackRule {
 /// rules (`private_key` and the vendor rules of [`pii()`]) with `pii`:
 /// combine the two with [`Pack::and`], which adds each id once.
 ///
+/// Build it with its [`Pack::config`] (a lazy DFA): with the default
+/// configuration, the build first spends longer on a dense DFA that does
+/// not fit.
+///
 /// # Example
 ///
 /// ```
 /// use stream_replace::{pack, Rules};
 ///
+/// let guard = pack::pii().and(pack::secrets());
 /// let mut builder = Rules::builder();
-/// pack::pii().and(pack::secrets()).add_to(&mut builder);
+/// guard.add_to(&mut builder).config(guard.config());
 /// let rules = builder.build()?;
 /// assert_eq!(
 ///     rules.replace_all("DB_PASSWORD=hunter2hunter2\nurl: postgres://admin:S3cr3tPw@db.example.com/app"),
@@ -535,6 +583,9 @@ pub fn secrets() -> Pack {
     };
     use secrets::*;
     Pack {
+        // Its dense DFA outgrows the default limit (over 90 MB with
+        // `pii`): see `Pack::config`.
+        lazy: true,
         rules: vec![
             PRIVATE_KEY,
             URL_PASSWORD,
@@ -666,6 +717,7 @@ pub fn high_entropy() -> PackRule {
 pub fn seed_phrases() -> Pack {
     use optional::*;
     Pack {
+        lazy: false,
         rules: vec![SEED_24, SEED_21, SEED_18, SEED_15, SEED_12],
     }
 }
