@@ -21,8 +21,10 @@
 //! `STREAM_REPLACE_PACKS_SETS` (comma-separated set names, default all),
 //! `STREAM_REPLACE_PACKS_WITHOUT` (comma-separated rule ids left out of
 //! every set, to find what a rule costs), `STREAM_REPLACE_PACKS_DFA`
-//! (`auto`, the default, `lazy` or `dense`: the `Config::dfa` of every
-//! set), and criterion's own options.
+//! (`auto`, `lazy` or `dense`: the `Config::dfa` of every set; unset, each
+//! set is built with its own `Pack::config`),
+//! `STREAM_REPLACE_PACKS_DENSE_LIMIT` (bytes: the `Config::dense_size_limit`
+//! of every set), and criterion's own options.
 //!
 //! Run: `cargo bench -p stream-replace-benches --bench packs`.
 
@@ -62,21 +64,32 @@ fn selected(name: &str) -> bool {
     }
 }
 
-/// The DFA kind from `STREAM_REPLACE_PACKS_DFA` (`auto`, `lazy` or
-/// `dense`), the default (`auto`) when unset.
-fn config() -> Config {
-    let kind = match std::env::var("STREAM_REPLACE_PACKS_DFA").as_deref() {
-        Ok("lazy") => DfaKind::Lazy,
-        Ok("dense") => DfaKind::Dense,
-        _ => DfaKind::Auto,
+/// The configuration of `pack`: its own [`Pack::config`], with the DFA
+/// kind from `STREAM_REPLACE_PACKS_DFA` (`auto`, `lazy` or `dense`) and the
+/// dense size limit from `STREAM_REPLACE_PACKS_DENSE_LIMIT` when set.
+fn config(pack: &Pack) -> Config {
+    let config = match std::env::var("STREAM_REPLACE_PACKS_DFA").as_deref() {
+        Ok("auto") => pack.config().dfa(DfaKind::Auto),
+        Ok("lazy") => pack.config().dfa(DfaKind::Lazy),
+        Ok("dense") => pack.config().dfa(DfaKind::Dense),
+        _ => pack.config(),
     };
-    Config::new().dfa(kind)
+    match std::env::var("STREAM_REPLACE_PACKS_DENSE_LIMIT")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+    {
+        Some(bytes) => config.dense_size_limit(bytes),
+        None => config,
+    }
 }
 
-fn build(pack: &Pack) -> Rules {
+fn build(pack: &Pack, config: &Config) -> Rules {
     let mut builder = Rules::builder();
     pack.add_to(&mut builder);
-    builder.config(config()).build().expect("the packs compile")
+    builder
+        .config(config.clone())
+        .build()
+        .expect("the packs compile")
 }
 
 fn fresh(rules: &Rules, tokens: &[Vec<&str>], out: &mut String) -> usize {
@@ -112,9 +125,15 @@ fn packs(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("packs_build");
     for (name, pack) in &sets {
-        eprintln!("{name}: {} rules", pack.rules().len());
+        let config = config(pack);
+        eprintln!(
+            "{name}: {} rules, {:?} DFA, dense DFA {:?} bytes",
+            pack.rules().len(),
+            config.get_dfa(),
+            build(pack, &config).dense_dfa_size()
+        );
         group.bench_function(BenchmarkId::from_parameter(name), |b| {
-            b.iter(|| black_box(build(pack)))
+            b.iter(|| black_box(build(pack, &config)))
         });
     }
     group.finish();
@@ -123,7 +142,7 @@ fn packs(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(total as u64));
     let mut out = String::with_capacity(4096);
     for (name, pack) in &sets {
-        let rules = build(pack);
+        let rules = build(pack, &config(pack));
         let mut matches = 0;
         for (reply, toks) in replies.iter().zip(&tokens) {
             let want = rules.replace_all(reply);

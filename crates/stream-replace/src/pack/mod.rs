@@ -241,28 +241,38 @@
 //!
 //! Packs are data and validators over the same engine: one automaton for
 //! all rules, no second matcher. More rules cost build time and stream
-//! speed. Medians of one run of `cargo bench -p stream-replace-benches
-//! --bench packs` (2,000 LLM-like replies, 4,222,523 bytes, a fresh
-//! replacer per reply, token-sized chunks of 1 to 12 bytes; a 2-core
-//! machine shared with other work, so take the ratios more than the
-//! values), and of the build rows of a second run with
-//! `STREAM_REPLACE_PACKS_DFA=lazy` ([`DfaKind::Lazy`](crate::DfaKind::Lazy)):
+//! speed. Build each pack with its [`Pack::config`]: `pii` with the
+//! default (a dense DFA of about 1 MB), any pack holding `secrets` with a
+//! lazy DFA, since their dense DFA (over 90 MB) never fits
+//! [`Config::dense_size_limit`] and the
+//! default's attempt at one took most of the build.
 //!
-//! | rules | count | build | build, lazy DFA | stream | throughput |
+//! Medians of `cargo bench -p stream-replace-benches --bench packs` (2,000
+//! LLM-like replies, 4,222,523 bytes, a fresh replacer per reply,
+//! token-sized chunks of 1 to 12 bytes), run back to back on a 2-core
+//! machine under a load average of 13 to 15 from other builds, so take
+//! the ratios within a column more than the values; the default rows ask
+//! for `STREAM_REPLACE_PACKS_DFA=auto`:
+//!
+//! | rules | count | build, `Pack::config` | build, default | stream | throughput |
 //! |---|---|---|---|---|---|
-//! | `pii` without `phone_intl` and `phone_national` | 16 | 57.194 ms | 11.770 ms | 201.66 ms | 19.969 MiB/s |
-//! | `pii` | 18 | 130.83 ms | 14.490 ms | 173.17 ms | 23.255 MiB/s |
-//! | `pii` + `secrets` | 84 | 178.49 ms | 51.061 ms | 482.63 ms | 8.3437 MiB/s |
-//! | `pii` + `secrets` + `high_entropy()` | 85 | 189.52 ms | 64.933 ms | 502.88 ms | 8.0076 MiB/s |
-//! | `pii` + `secrets` + `seed_phrases()` | 89 | 201.39 ms | 64.088 ms | 907.50 ms | 4.4374 MiB/s |
+//! | `pii` without `phone_intl` and `phone_national` | 16 | 99.427 ms | 108.01 ms | 389.40 ms | 10.341 MiB/s |
+//! | `pii` | 18 | 153.66 ms | 119.04 ms | 325.28 ms | 12.380 MiB/s |
+//! | `pii` + `secrets` | 84 | 98.928 ms | 410.75 ms | 907.99 ms | 4.4350 MiB/s |
 //!
-//! Most of the default build time is the attempt at a dense DFA, which
-//! stops at [`Config::dense_size_limit`](crate::Config::dense_size_limit):
-//! with [`DfaKind::Lazy`](crate::DfaKind::Lazy), `pii` + `secrets` builds in
-//! about 50 ms. It streams at about 0.41 times the speed of the 16-rule
-//! `pii` pack (482.63 ms against 201.66 ms): build the rules once and
-//! share them (`Rules` is cheap to clone), and keep only the rules a
-//! deployment needs ([`Pack::without`] drops rules by id).
+//! (`pii` and the first row build the same way in both columns.) With its
+//! lazy DFA, `pii` + `secrets` builds in a quarter of the default's time,
+//! and streams as before: the default fell back to the same lazy DFA. It
+//! streams at about 0.43 times the speed of the 16-rule pack (907.99 ms
+//! against 389.40 ms). Two of its rules cost most of that:
+//! `credential_assignment` and `terraform_cloud_token` start at every word
+//! (a label such as `db_password`, a 14-character token id), so a second
+//! match attempt lives through each word beside the one an address could
+//! start; the pack without them streams at 0.68 times the 16-rule pack's
+//! speed (464.98 ms against 315.03 ms in one run, `STREAM_REPLACE_PACKS_WITHOUT=terraform_cloud_token,credential_assignment`).
+//! Build the rules once and share them (`Rules` is cheap to clone), and
+//! keep only the rules a deployment needs ([`Pack::without`] drops rules
+//! by id).
 //!
 //! The patterns use ASCII classes (`[0-9]`, `[A-Za-z0-9]`) and ASCII word
 //! boundaries (`(?-u:\b)`), which keep every byte of non-ASCII text on the
@@ -270,6 +280,7 @@
 //! [`misses`](PackRule::misses): non-ASCII letters do not count as part of
 //! a word, an address or a key.
 
+use crate::config::{Config, DfaKind};
 use crate::rules::RulesBuilder;
 
 mod credentials;
@@ -301,6 +312,9 @@ pub use rule::{PackAction, PackRule};
 #[derive(Clone, Debug)]
 pub struct Pack {
     rules: Vec<PackRule>,
+    /// Whether the rules are built best with a lazy DFA (see
+    /// [`Pack::config`]).
+    lazy: bool,
 }
 
 impl Pack {
@@ -363,6 +377,7 @@ impl Pack {
     /// assert!(both.get("url_password").is_some() && both.get("email").is_some());
     /// ```
     pub fn and(mut self, other: Pack) -> Pack {
+        self.lazy |= other.lazy;
         for rule in other.rules {
             if self.get(rule.id).is_none() {
                 self.rules.push(rule);
@@ -404,6 +419,43 @@ impl Pack {
             r.action = PackAction::Mask;
         }
         self
+    }
+
+    /// The configuration to build the pack's rules with:
+    /// [`Config::new`] with a lazy DFA
+    /// ([`DfaKind::Lazy`]) when the pack holds
+    /// [`secrets()`], the default otherwise. Change its other settings with
+    /// its by-value setters.
+    ///
+    /// The default ([`DfaKind::Auto`]) first tries a
+    /// dense DFA. For `pii()` that DFA is about 1 MB and streams faster
+    /// than a lazy one. With `secrets()` it would be over 90 MB, so the
+    /// attempt stops at [`Config::dense_size_limit`]
+    /// and falls back to a lazy DFA: the same streams, after more than
+    /// twice the build time (see [Speed](self#speed)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{pack, DfaKind, Rules};
+    ///
+    /// let guard = pack::pii().and(pack::secrets());
+    /// assert_eq!(guard.config().get_dfa(), DfaKind::Lazy);
+    /// assert_eq!(pack::pii().config().get_dfa(), DfaKind::Auto);
+    ///
+    /// let mut builder = Rules::builder();
+    /// guard.add_to(&mut builder).config(guard.config().max_held(1 << 16));
+    /// let rules = builder.build()?;
+    /// assert_eq!(rules.replace_all("token=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"), "token=[SECRET]");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn config(&self) -> Config {
+        let config = Config::new();
+        if self.lazy {
+            config.dfa(DfaKind::Lazy)
+        } else {
+            config
+        }
     }
 
     /// Adds every rule, in order, to `builder`, after the rules already
@@ -459,6 +511,7 @@ impl<'a> IntoIterator for &'a Pack {
 pub fn pii() -> Pack {
     use pii::*;
     Pack {
+        lazy: false,
         rules: vec![
             PRIVATE_KEY,
             ANTHROPIC_KEY,
@@ -487,7 +540,7 @@ pub fn pii() -> Pack {
 ///
 /// A block that is never closed is held until the stream ends, and then
 /// released unchanged, or until the cap on held bytes
-/// ([`Config::max_held`](crate::Config::max_held)).
+/// ([`Config::max_held`]).
 ///
 /// # Example
 ///
@@ -509,13 +562,18 @@ pub fn think() -> PackRule {
 /// rules (`private_key` and the vendor rules of [`pii()`]) with `pii`:
 /// combine the two with [`Pack::and`], which adds each id once.
 ///
+/// Build it with its [`Pack::config`] (a lazy DFA): with the default
+/// configuration, the build first spends longer on a dense DFA that does
+/// not fit.
+///
 /// # Example
 ///
 /// ```
 /// use stream_replace::{pack, Rules};
 ///
+/// let guard = pack::pii().and(pack::secrets());
 /// let mut builder = Rules::builder();
-/// pack::pii().and(pack::secrets()).add_to(&mut builder);
+/// guard.add_to(&mut builder).config(guard.config());
 /// let rules = builder.build()?;
 /// assert_eq!(
 ///     rules.replace_all("DB_PASSWORD=hunter2hunter2\nurl: postgres://admin:S3cr3tPw@db.example.com/app"),
@@ -535,6 +593,9 @@ pub fn secrets() -> Pack {
     };
     use secrets::*;
     Pack {
+        // Its dense DFA outgrows the default limit (over 90 MB with
+        // `pii`): see `Pack::config`.
+        lazy: true,
         rules: vec![
             PRIVATE_KEY,
             URL_PASSWORD,
@@ -666,6 +727,7 @@ pub fn high_entropy() -> PackRule {
 pub fn seed_phrases() -> Pack {
     use optional::*;
     Pack {
+        lazy: false,
         rules: vec![SEED_24, SEED_21, SEED_18, SEED_15, SEED_12],
     }
 }
