@@ -2,8 +2,7 @@
 
 use std::fmt;
 
-use crate::split::{first_difference, Origin};
-use crate::text::{back_to_boundary, Shown};
+use crate::text::{back_to_boundary, first_difference, Shown};
 
 /// Why a check failed.
 ///
@@ -212,6 +211,26 @@ impl fmt::Debug for ChunkInvarianceError {
 }
 
 impl std::error::Error for ChunkInvarianceError {}
+
+/// Where a cut list came from, which decides how a failure on it is
+/// reported and whether it is shrunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Every split up to some number of parts, fewest first: the first
+    /// failure is already a smallest one.
+    Enumerated,
+    /// A random sample: a failure may have cuts it does not need.
+    Random,
+    /// Listed by the caller, in the caller's order.
+    Given,
+}
+
+impl Origin {
+    /// Whether a failing split of this origin may have needless cuts.
+    pub(crate) fn shrinks(self) -> bool {
+        self != Origin::Enumerated
+    }
+}
 
 /// Where a failing split was found, and what shrinking made of it.
 #[derive(Clone, Debug, PartialEq, Eq)]

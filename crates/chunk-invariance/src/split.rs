@@ -3,8 +3,8 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use crate::report::{ChunkInvarianceError, ErrorKind};
-use crate::text::{unit_name, Shown, Text};
+use crate::report::{ChunkInvarianceError, ErrorKind, Origin};
+use crate::text::{first_difference, unit_name, Shown, Text};
 
 /// The longest input, in units, that [`Splits::All`] accepts: 16 units
 /// have 15 cut points and so 2^15 = 32,768 splits.
@@ -268,26 +268,6 @@ impl Splits {
     }
 }
 
-/// Where a cut list came from, which decides how a failure on it is
-/// reported and whether it is shrunk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Origin {
-    /// Every split up to some number of parts, fewest first: the first
-    /// failure is already a smallest one.
-    Enumerated,
-    /// A random sample: a failure may have cuts it does not need.
-    Random,
-    /// Listed by the caller, in the caller's order.
-    Given,
-}
-
-impl Origin {
-    /// Whether a failing split of this origin may have needless cuts.
-    pub(crate) fn shrinks(self) -> bool {
-        self != Origin::Enumerated
-    }
-}
-
 /// Cut lists, generated lazily so that a large `UpTo(k)` costs no memory.
 pub(crate) enum CutLists {
     /// Every choice of at most `max_cuts` of `points`, fewest first and
@@ -532,15 +512,6 @@ fn check_boundaries<T: ?Sized + Text>(
         )),
         None => Ok(()),
     }
-}
-
-/// The first byte offset where `a` and `b` differ, or the shorter length
-/// when one is a prefix of the other.
-pub(crate) fn first_difference(a: &[u8], b: &[u8]) -> usize {
-    a.iter()
-        .zip(b)
-        .position(|(x, y)| x != y)
-        .unwrap_or(a.len().min(b.len()))
 }
 
 /// The chunks of one split, in order: what a stream filter is given.

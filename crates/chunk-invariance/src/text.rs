@@ -197,6 +197,15 @@ pub(crate) fn back_to_boundary(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
+/// The first byte offset where `a` and `b` differ, or the shorter length
+/// when one is a prefix of the other.
+pub(crate) fn first_difference(a: &[u8], b: &[u8]) -> usize {
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()))
+}
+
 fn write_escaped(f: &mut fmt::Formatter<'_>, bytes: &[u8]) -> fmt::Result {
     for piece in bytes.utf8_chunks() {
         let quoted = format!("{:?}", piece.valid());

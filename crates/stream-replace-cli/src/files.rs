@@ -5,7 +5,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Read};
 use std::path::{Path, PathBuf};
 
-use crate::Stop;
+use crate::stop::Stop;
 
 /// One input: stdin, or a file opened when its turn comes.
 #[derive(Debug)]

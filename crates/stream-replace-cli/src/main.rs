@@ -21,6 +21,7 @@
 mod files;
 mod lines;
 mod spec;
+mod stop;
 
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
@@ -29,13 +30,11 @@ use std::process::ExitCode;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 use stream_replace::pack::{PackAction, PackRule};
-use stream_replace::{
-    Action, Block, Config, ErrorKind, Pattern, Replacement, Replacer, Rule, Rules, StreamError,
-    StreamErrorKind,
-};
+use stream_replace::{Action, Config, ErrorKind, Pattern, Replacement, Replacer, Rule, Rules};
 
 use crate::lines::Mode;
 use crate::spec::{Kind, Spec, SpecError};
+use crate::stop::Stop;
 
 const LONG_ABOUT: &str = "\
 Exact streaming find-and-replace: reads the FILEs one after the other (stdin \
@@ -408,76 +407,6 @@ fn message_of(e: &stream_replace::Error) -> String {
         }
     }
     full
-}
-
-// Why a stream stopped.
-#[derive(Debug)]
-enum Stop {
-    // A block rule fired; the text before its match has been written.
-    Block(Block),
-    // The engine stopped the stream (held text over the limit, or poisoned).
-    Stream(StreamError),
-    // Reading the named input failed.
-    Read(String, io::Error),
-    // Writing the output failed.
-    Write(io::Error),
-}
-
-impl Stop {
-    // Prints the message and gives the exit status. `input` names where the
-    // byte offsets count from; `after` ends each message.
-    fn report(&self, specs: &[Spec], input: &str, after: &str) -> ExitCode {
-        match self {
-            Stop::Block(block) => {
-                let rule = match specs.get(block.rule()) {
-                    Some(spec) => spec.name(),
-                    None => format!("rule {}", block.id()),
-                };
-                // Names the rule and where its match started, never the
-                // matched text.
-                eprintln!(
-                    "srep: blocked by {rule}, {}, at byte {} of {input}; nothing from \
-                     there on is written{after}",
-                    block.reason(),
-                    block.span().start
-                );
-                ExitCode::from(3)
-            }
-            Stop::Stream(e) => {
-                let why = match e.kind() {
-                    StreamErrorKind::HeldLimit => format!(
-                        "{} bytes were held back for a match not yet decided, more than \
-                         the limit of {} (--max-held); they were discarded, not written",
-                        e.held(),
-                        e.limit()
-                    ),
-                    _ => format!(
-                        "the stream failed; the {} bytes it held were discarded, not written",
-                        e.held()
-                    ),
-                };
-                eprintln!("srep: stopped reading {input}: {why}{after}");
-                ExitCode::from(4)
-            }
-            Stop::Read(name, e) => {
-                eprintln!("srep: cannot read {name}: {e}{after}");
-                ExitCode::from(4)
-            }
-            Stop::Write(e) => {
-                eprintln!("srep: cannot write the output: {e}{after}");
-                ExitCode::from(4)
-            }
-        }
-    }
-}
-
-impl From<StreamError> for Stop {
-    fn from(e: StreamError) -> Stop {
-        match e.block() {
-            Some(block) => Stop::Block(block.clone()),
-            None => Stop::Stream(e),
-        }
-    }
 }
 
 // Where replaced text goes: the output, or with `check` the report of

@@ -1,0 +1,14 @@
+//! The crate's modules import each other without cycles. Run with
+//! `-- --nocapture` to print the graph.
+
+// The reading of the import graph, shared with the other crates' tests.
+#[path = "../../chunk-invariance/tests/support/import_graph.rs"]
+mod import_graph;
+
+use import_graph::ImportGraph;
+
+#[test]
+fn the_modules_import_each_other_without_cycles() {
+    ImportGraph::read(env!("CARGO_MANIFEST_DIR"), "main.rs")
+        .assert_acyclic(&[("crate", "files"), ("files", "stop")]);
+}
