@@ -916,3 +916,23 @@ fn a_rule_matching_empty_text_sees_the_lines_sed_sees() {
     let out = run(&["-z", "-e", "$=;"], b"a\nb\n");
     assert_eq!(text(&out), "a\nb\n;");
 }
+
+// The check `chunk-invariance check --cmd "srep --literal 'secret=[X]'"
+// --splits upto:3` runs, through the library the command is built on: the
+// raw framing writes each chunk only once srep has taken the one before, so
+// srep's reads see every cut.
+#[test]
+#[cfg(target_os = "linux")]
+fn srep_passes_the_chunk_invariance_check_at_default_settings() {
+    use chunk_invariance::Splits;
+    use chunk_invariance_cli::FilterCommand;
+
+    let cmd = format!("'{}' --literal 'secret=[X]'", env!("CARGO_BIN_EXE_srep"));
+    let outcome = FilterCommand::new(cmd)
+        .check_text("my secret is here", &Splits::UpTo(3))
+        .unwrap();
+    assert_eq!(
+        outcome.report(),
+        "chunk-invariant: 137 splits checked, each gave the whole-input output"
+    );
+}

@@ -81,12 +81,22 @@ async fn the_log_holds_no_value_from_the_reply_or_the_request() {
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
 
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    assert_no_planted(&log, "log");
+    // The digits the proxy itself writes (each request's duration, the
+    // addresses of this test's own listeners) carry no value, yet one of
+    // them can hold a run of a planted number's digits by chance: they are
+    // blanked before the check, and nothing else is.
+    let mut checked = blank_field(&log, "duration_ms=");
+    for own in [&addr, &addr2, &dead_base, &up.base] {
+        let host = own.trim_start_matches("http://");
+        let host = host.split('/').next().unwrap_or(host);
+        checked = checked.replace(host, "ADDR");
+    }
+    assert_no_planted(&checked, "log");
     for value in ASKED {
         for w in value.as_bytes().windows(6) {
             let run = std::str::from_utf8(w).unwrap();
             assert!(
-                !log.contains(run),
+                !checked.contains(run),
                 "{run:?} of {value} is in the log: {log}"
             );
         }
@@ -129,4 +139,21 @@ async fn the_log_holds_no_value_from_the_reply_or_the_request() {
             .any(|l| l.contains("WARN") && l.contains("unreachable")),
         "{log}"
     );
+}
+
+/// `log` with the value of every `name` field (up to the next space) blanked.
+fn blank_field(log: &str, name: &str) -> String {
+    let mut out = String::with_capacity(log.len());
+    let mut rest = log;
+    while let Some(at) = rest.find(name) {
+        let start = at + name.len();
+        out.push_str(&rest[..start]);
+        out.push('_');
+        let end = rest[start..]
+            .find(|c: char| c.is_whitespace())
+            .map_or(rest.len(), |e| start + e);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
