@@ -1,0 +1,84 @@
+//! Fixed workloads for instruction counts, where timings are too noisy.
+//!
+//! Each workload streams a fixed input through one rule set; the stream
+//! part runs in `stream_workload`, so that a profiler can count only it:
+//!
+//! ```text
+//! cargo bench -p stream-replace-benches --bench instructions --no-run
+//! valgrind --tool=callgrind --toggle-collect='*stream_workload*' \
+//!     --callgrind-out-file=/dev/null target/release/deps/instructions-<hash> deny_1000_tokens
+//! ```
+//!
+//! Workloads (the first argument; all by default):
+//!
+//! - `deny_1000_tokens`: the gateway bench's 1,000-term deny list, 200
+//!   replies fed in token-sized chunks through one reused stream;
+//! - `pii_tokens`: the PII set (Unicode `\b`) over the same replies;
+//! - `pii_4k`: the PII set over 1 MB of the corpus in 4 KiB chunks.
+//!
+//! Each prints the bytes it sent, a check that the work was done.
+
+use std::hint::black_box;
+
+use stream_replace::{Config, Replacer};
+
+mod corpus;
+mod workload;
+
+/// Feeds every reply's chunks through `r`, flushing after each.
+#[inline(never)]
+fn stream_workload(r: &mut Replacer, replies: &[Vec<&str>], out: &mut String) -> usize {
+    let mut sent = 0;
+    for chunks in replies {
+        sent += corpus::stream_chunks(r, chunks, out);
+    }
+    sent
+}
+
+fn run(name: &str) {
+    let (rules, input): (Vec<corpus::Rule>, Vec<Vec<&str>>);
+    let replies;
+    let text;
+    match name {
+        "deny_1000_tokens" | "pii_tokens" => {
+            replies = workload::replies(200);
+            input = workload::tokenize(&replies);
+            rules = if name == "pii_tokens" {
+                corpus::PII_UNICODE_B.to_vec()
+            } else {
+                workload::deny_rules(1_000)
+            };
+        }
+        "pii_4k" => {
+            text = corpus::corpus(1 << 20);
+            input = vec![corpus::chunks(&text, 4096)];
+            rules = corpus::PII_UNICODE_B.to_vec();
+        }
+        _ => {
+            eprintln!("unknown workload {name}: deny_1000_tokens, pii_tokens, pii_4k");
+            std::process::exit(2);
+        }
+    }
+    let compiled = corpus::build(&rules, Config::new());
+    let mut r = compiled.replacer();
+    let mut out = String::with_capacity(8192);
+    let sent = stream_workload(&mut r, black_box(&input), &mut out);
+    println!("{name}: sent {sent} bytes");
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; only a workload name selects.
+    let names: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    if names.is_empty() {
+        for name in ["deny_1000_tokens", "pii_tokens", "pii_4k"] {
+            run(name);
+        }
+    } else {
+        for name in &names {
+            run(name);
+        }
+    }
+}
