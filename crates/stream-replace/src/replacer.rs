@@ -5,8 +5,8 @@
 use std::fmt;
 use std::ops::Range;
 
-use crate::config::HeldLimit;
-use crate::engine::{extend_small, LiteralFeed, Sink, StreamState, Verdict};
+use crate::config::Config;
+use crate::engine::{extend_small, Halt, Limit, Sink, StreamState, Verdict};
 use crate::error::StreamError;
 use crate::guard::{
     self, Counters, EvaluateConfig, Evaluation, StreamGuard, Trigger, TriggerRecording,
@@ -23,19 +23,6 @@ macro_rules! byte_out {
             state: &mut $r.state,
             guard: &mut $r.guard,
             out: $out,
-        }
-    };
-}
-
-/// The `&str` sink ([`StrOut`]) over a replacer's fields, as `byte_out!`.
-macro_rules! str_out {
-    ($r:ident, $out:expr) => {
-        StrOut {
-            rules: &$r.rules,
-            state: &mut $r.state,
-            guard: &mut $r.guard,
-            out: $out,
-            scratch: &mut $r.text_out,
         }
     };
 }
@@ -278,9 +265,6 @@ pub struct Replacer {
     guard: StreamGuard,
     /// With release at word boundaries: the cap on a delimiter-free run.
     word_cap: Option<usize>,
-    /// `failed` and `word_cap` are both `None` (`sync_plain`): one check
-    /// for `feed_into`'s fast path.
-    plain: bool,
     /// Output decided but not shown yet: what follows the last delimiter.
     words: Vec<u8>,
 }
@@ -297,15 +281,9 @@ impl Replacer {
             max_held: rules.inner.config.get_max_held(),
             guard: StreamGuard::new(&rules),
             word_cap: None,
-            plain: true,
             words: Vec::new(),
             rules,
         }
-    }
-
-    /// Sets `plain` after a change of `failed` or `word_cap`.
-    fn sync_plain(&mut self) {
-        self.plain = self.failed.is_none() && self.word_cap.is_none();
     }
 
     /// Replaces every match in `haystack`, the whole input: a stream with
@@ -388,7 +366,7 @@ impl Replacer {
     ///
     /// A [`StreamError`] when the held text exceeds
     /// [`Config::max_held`](crate::Config::max_held) under the default
-    /// [`HeldLimit::Fail`] policy, or when the stream failed before and has
+    /// [`HeldLimit::Fail`](crate::HeldLimit::Fail) policy, or when the stream failed before and has
     /// not been [reset](Replacer::reset).
     ///
     /// # Example
@@ -435,203 +413,52 @@ impl Replacer {
     /// ```
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        // The usual feed of a stream whose rules are all literals, a
-        // token-sized chunk, takes the literal matcher's fast path here;
-        // everything else, the general way.
-        debug_assert_eq!(self.plain, self.failed.is_none() && self.word_cap.is_none());
-        if !self.busy && self.plain {
-            let prog = &self.rules.inner.program;
-            if let Some(feed) = self.stream.step_literals(prog, chunk.as_bytes(), true) {
-                // As `enter` does: a panic from here on poisons the stream.
-                self.busy = true;
-                let held = self.emit_literals_str(chunk, feed, out);
-                // What the automaton holds is at most the longest literal,
-                // but the limit may be lower.
-                let result = if held > self.max_held {
-                    self.held_limit_str(out)
-                } else {
-                    Ok(())
-                };
-                self.busy = false;
-                return result;
-            }
-        }
-        self.feed_into_general(chunk, out)
-    }
-
-    /// `feed_into` past its fast path.
-    #[inline(never)]
-    fn feed_into_general(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        self.enter()?;
         if self.word_cap.is_some() {
             return self.feed_words(chunk, out);
         }
-        // `feed_into` found that the literal fast path does not apply: if
-        // that is for a match the stream would take that way, the match is
-        // decided here, as the engine would, without the engine's merge.
-        if self.stream.token_mode() && self.feed_token_matches_str(chunk, out) {
-            let result = if self.stream.held() > self.max_held {
-                self.held_limit_str(out)
-            } else {
-                Ok(())
-            };
-            self.busy = false;
-            return result;
-        }
-        let result = self.feed_str_sized(chunk, out);
-        self.busy = false;
-        result
+        self.call(|r| r.feed_str(chunk, out))
     }
 
     /// `feed_into` with release at word boundaries.
     #[cold]
     fn feed_words(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        let start = out.len();
-        let result = self.feed_str_chunk(chunk, out);
-        self.busy = false;
-        let mut bytes = out.split_off(start).into_bytes();
-        self.hold_words(&mut bytes, 0, result.is_err());
-        push_text(out, &bytes);
-        result
+        self.call(|r| {
+            let start = out.len();
+            let result = r.feed_str(chunk, out);
+            let mut bytes = out.split_off(start).into_bytes();
+            r.hold_words(&mut bytes, 0, result.is_err());
+            push_text(out, &bytes);
+            result
+        })
     }
 
+    /// Feeds a `&str` chunk to the engine, its output appended to `out`.
     #[inline(always)]
-    fn feed_str_chunk(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        if let Some(held) = self.feed_literals_str(chunk, out) {
-            // What the automaton holds is at most the longest literal, but
-            // the limit may be lower.
-            if held > self.max_held {
-                return self.held_limit_str(out);
-            }
-            return Ok(());
+    fn feed_str(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        let limit = held_limit(self.max_held, &self.rules.inner.config);
+        let (rules, state, guard, scratch) = (
+            &self.rules,
+            &mut self.state,
+            &mut self.guard,
+            &mut self.text_out,
+        );
+        let prog = &self.rules.inner.program;
+        let fed = self
+            .stream
+            .feed_chunk(prog, chunk.as_bytes(), true, &limit, || StrInput {
+                sink: StrOut {
+                    rules,
+                    state,
+                    guard,
+                    out,
+                    scratch,
+                },
+                chunk,
+            });
+        match fed {
+            Ok(()) => Ok(()),
+            Err(halt) => Err(self.fail(halt)),
         }
-        self.feed_str_engine(chunk, out)
-    }
-
-    /// `feed_str_chunk` past the literal-only fast path. A token-sized
-    /// chunk is one segment, fed to the engine whole: scanning it in place
-    /// first would save a copy of a few bytes at the price of more work per
-    /// feed than the copy, and the engine releases the same text
-    /// (everything before the earliest live start). Out of line, like
-    /// `feed_str_general`, so that the fast path's callers stay small.
-    #[inline(never)]
-    fn feed_str_engine(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        self.feed_str_sized(chunk, out)
-    }
-
-    /// The body of `feed_str_engine`, also inlined into
-    /// `feed_into_general`, which then needs no call of its own.
-    #[inline(always)]
-    fn feed_str_sized(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        if chunk.len() > SMALL_STR {
-            return self.feed_str_general(chunk, out);
-        }
-        self.feed_str_small(chunk, out)
-    }
-
-    /// `feed_str_engine` for a token-sized chunk. Out of line, so that the
-    /// way to `feed_str_general` needs no stack frame.
-    #[inline(never)]
-    fn feed_str_small(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        let mut sink = str_out!(self, out);
-        // At most `SMALL_STR` bytes: one piece.
-        self.stream
-            .feed_piece(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink);
-        if self.stream.is_stopped() {
-            return Err(self.fail_blocked());
-        }
-        if self.stream.held() > self.max_held {
-            return self.held_limit_str(out);
-        }
-        Ok(())
-    }
-
-    /// Applies the held-limit policy after a fast path.
-    #[cold]
-    #[inline(never)]
-    fn held_limit_str(&mut self, out: &mut String) -> Result<(), StreamError> {
-        self.with_string(out, |r, bytes| r.check_held(bytes, true))?;
-        if self.stream.is_stopped() {
-            return Err(self.fail_blocked());
-        }
-        Ok(())
-    }
-
-    /// `feed_str_chunk` the general way: text no match can touch is
-    /// scanned in place, the rest fed to the engine in segments. Kept out
-    /// of line, so that the fast path's callers stay small.
-    #[inline(never)]
-    fn feed_str_general(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        let mut rest = chunk;
-        let mut segment = SEGMENT;
-        while !rest.is_empty() {
-            // Every rule a literal: the matches this part of the input
-            // decides alone are decided where they are.
-            let done = self.literals_in_place_str(rest, out);
-            if self.stream.is_stopped() {
-                return Err(self.fail_blocked());
-            }
-            rest = &rest[done..];
-            if rest.is_empty() {
-                return Ok(());
-            }
-            if self.stream.is_idle(&self.rules.inner.program) {
-                // Text that no match can touch goes straight from `chunk`
-                // to `out`, with no copy into the stream and no UTF-8 check
-                // (a thread never starts inside a character, so `q` is a
-                // boundary).
-                let q = self
-                    .stream
-                    .idle_prefix(&self.rules.inner.program, rest.as_bytes());
-                let Some((idle, busy)) = rest.split_at_checked(q) else {
-                    // Unreachable (see above); stay exact if it ever were not.
-                    self.feed_cut(rest.as_bytes(), q, out)?;
-                    if self.stream.is_stopped() {
-                        return Err(self.fail_blocked());
-                    }
-                    break;
-                };
-                if !idle.is_empty() {
-                    out.push_str(idle);
-                }
-                if busy.is_empty() {
-                    // Nothing is held: no limit to check.
-                    return Ok(());
-                }
-                rest = busy;
-            }
-            // Feed the part where a match may start, in growing segments,
-            // and go back to scanning in place once nothing is alive. A
-            // token-sized chunk is one segment.
-            let n = if rest.len() <= segment {
-                rest.len()
-            } else {
-                let mut n = segment;
-                while !rest.is_char_boundary(n) {
-                    n += 1;
-                }
-                n
-            };
-            segment = (segment * 2).min(MAX_SEGMENT);
-            let (now, later) = rest.split_at(n);
-            // With more to come, the stream may hand back the end of `now`
-            // (bytes it proved no match starts before, left unscanned), to
-            // be scanned in place with what follows.
-            let back = self.feed_str(now, !later.is_empty(), out);
-            if self.stream.is_stopped() {
-                return Err(self.fail_blocked());
-            }
-            rest = &rest[n - back..];
-            // Checked after every segment, so a huge chunk cannot make the
-            // stream hold more than the limit plus one segment.
-            if self.stream.held() > self.max_held {
-                self.with_string(out, |r, bytes| r.check_held(bytes, true))?;
-                if self.stream.is_stopped() {
-                    return Err(self.fail_blocked());
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Feeds bytes, cut anywhere, and returns the bytes now safe to emit.
@@ -770,7 +597,6 @@ impl Replacer {
     /// ```
     pub fn release_at_words(&mut self, cap: Option<usize>) {
         self.word_cap = cap;
-        self.sync_plain();
     }
 
     /// Bytes of output decided but kept back by
@@ -907,7 +733,6 @@ impl Replacer {
     pub fn reset(&mut self) {
         self.stream.reset();
         self.failed = None;
-        self.sync_plain();
         self.busy = false;
         self.guard.block = None;
         self.state.remove::<Placeholders>();
@@ -1156,269 +981,102 @@ impl Replacer {
         self.state.insert(value);
     }
 
-    /// Starts a call: refuses it when the stream failed or was poisoned by a
-    /// panic in the last call (then what it held is dropped, never
-    /// released), and marks the stream busy until the call returns.
+    /// Runs one call on the stream: refuses it when the stream failed or
+    /// was poisoned by a panic in an earlier call (then what it held is
+    /// dropped, never released), and marks the stream busy while `f` runs,
+    /// so that a panic out of `f` poisons it. The only place that sets
+    /// `busy`.
     #[inline(always)]
-    fn enter(&mut self) -> Result<(), StreamError> {
-        if !self.busy && self.failed.is_none() {
-            self.busy = true;
-            return Ok(());
+    fn call<T>(
+        &mut self,
+        f: impl FnOnce(&mut Replacer) -> Result<T, StreamError>,
+    ) -> Result<T, StreamError> {
+        if self.busy || self.failed.is_some() {
+            return Err(self.refuse());
         }
-        self.refuse()
+        self.busy = true;
+        let result = f(self);
+        self.busy = false;
+        result
     }
 
-    /// The rare part of `enter`: a poisoned or failed stream.
+    /// The rare part of `call`: a poisoned or failed stream.
     #[cold]
     #[inline(never)]
-    fn refuse(&mut self) -> Result<(), StreamError> {
+    fn refuse(&mut self) -> StreamError {
         if self.busy {
             self.busy = false;
             let e = StreamError::poisoned(self.stream.held(), self.max_held);
             self.stream.reset();
             self.failed = Some(e);
-            self.sync_plain();
         }
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
-        self.busy = true;
-        Ok(())
+        self.failed
+            .clone()
+            .unwrap_or_else(|| StreamError::poisoned(self.stream.held(), self.max_held))
     }
 
     fn feed_raw(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
-        self.enter()?;
-        let start = out.len();
-        let result = self.feed_byte_chunk(chunk, out);
-        self.busy = false;
-        if self.word_cap.is_some() {
-            self.hold_words(out, start, result.is_err());
-        }
-        result
-    }
-
-    fn feed_byte_chunk(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
-        let prog = &self.rules.inner.program;
-        if let Some(feed) = self.stream.step_literals(prog, chunk, false) {
-            extend_small(out, self.stream.held_before(feed.safe));
-            extend_small(out, &chunk[..feed.cut]);
-            self.stream.commit_literals(prog, chunk, feed);
-            // As in `feed_str_chunk`.
-            self.check_held(out, false)?;
-            if self.stream.is_stopped() {
-                return Err(self.fail_blocked());
+        self.call(|r| {
+            let start = out.len();
+            let limit = held_limit(r.max_held, &r.rules.inner.config);
+            let (rules, state, guard) = (&r.rules, &mut r.state, &mut r.guard);
+            let prog = &r.rules.inner.program;
+            let fed = r.stream.feed_chunk(prog, chunk, false, &limit, || Out {
+                rules,
+                state,
+                guard,
+                out: &mut *out,
+            });
+            let result = match fed {
+                Ok(()) => Ok(()),
+                Err(halt) => Err(r.fail(halt)),
+            };
+            if r.word_cap.is_some() {
+                r.hold_words(out, start, result.is_err());
             }
-            return Ok(());
-        }
-        let mut rest = chunk;
-        let mut segment = SEGMENT;
-        while !rest.is_empty() {
-            // As in `feed_str_general`.
-            let done = self.literals_in_place_bytes(rest, out);
-            if self.stream.is_stopped() {
-                return Err(self.fail_blocked());
-            }
-            rest = &rest[done..];
-            let q = self.stream.idle_prefix(&self.rules.inner.program, rest);
-            out.extend_from_slice(&rest[..q]);
-            let busy = &rest[q..];
-            if busy.is_empty() {
-                break;
-            }
-            let n = segment.min(busy.len());
-            segment = (segment * 2).min(MAX_SEGMENT);
-            // As in `feed_str_chunk`: the end of a segment may come back.
-            let back = self.feed_engine_part(&busy[..n], n < busy.len(), out);
-            if self.stream.is_stopped() {
-                return Err(self.fail_blocked());
-            }
-            rest = &busy[n - back..];
-            // As in `feed_str_chunk`: the limit holds inside a feed.
-            self.check_held(out, false)?;
-            if self.stream.is_stopped() {
-                return Err(self.fail_blocked());
-            }
-        }
-        Ok(())
-    }
-
-    /// `feed_engine` for a segment of a byte chunk; with `more`, more of
-    /// the chunk follows, and the stream may hand back bytes at the end of
-    /// `chunk`: returns how many.
-    fn feed_engine_part(&mut self, chunk: &[u8], more: bool, out: &mut Vec<u8>) -> usize {
-        if !more {
-            self.feed_engine(chunk, false, out);
-            return 0;
-        }
-        let mut sink = byte_out!(self, out);
-        self.stream
-            .feed_part(&self.rules.inner.program, chunk, false, &mut sink)
-    }
-
-    /// Feeds bytes to the engine (after `idle_prefix` found where a match
-    /// may start), appending what it releases.
-    fn feed_engine(&mut self, chunk: &[u8], whole_chars: bool, out: &mut Vec<u8>) {
-        let mut sink = byte_out!(self, out);
-        self.stream
-            .feed(&self.rules.inner.program, chunk, whole_chars, &mut sink);
-    }
-
-    /// Scans `chunk` where it is while the stream is idle and every rule
-    /// is a literal (`StreamState::feed_literals_in_place`), appending the
-    /// text and the output of the matches it decides to `out`: returns how
-    /// much of `chunk` it took (0 when this does not apply).
-    fn literals_in_place_str(&mut self, chunk: &str, out: &mut String) -> usize {
-        let mut sink = StrInput {
-            sink: str_out!(self, out),
-            chunk,
-        };
-        self.stream.feed_literals_in_place(
-            &self.rules.inner.program,
-            chunk.as_bytes(),
-            true,
-            &mut sink,
-        )
-    }
-
-    /// `literals_in_place_str` for a byte chunk.
-    fn literals_in_place_bytes(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> usize {
-        let mut sink = byte_out!(self, out);
-        self.stream
-            .feed_literals_in_place(&self.rules.inner.program, chunk, false, &mut sink)
-    }
-
-    /// The literal-only fast path of `feed_str_chunk` for a token-sized
-    /// chunk (`StreamState::step_literals`): when it took the chunk and
-    /// appended what that released to `out`, how many bytes the stream
-    /// then holds.
-    #[inline(always)]
-    fn feed_literals_str(&mut self, chunk: &str, out: &mut String) -> Option<usize> {
-        let prog = &self.rules.inner.program;
-        let feed = self.stream.step_literals(prog, chunk.as_bytes(), true)?;
-        Some(self.emit_literals_str(chunk, feed, out))
-    }
-
-    /// `StreamState::feed_token_matches` for a `&str` chunk: true when it
-    /// took the chunk, its output appended to `out`.
-    fn feed_token_matches_str(&mut self, chunk: &str, out: &mut String) -> bool {
-        let mut sink = str_out!(self, out);
-        self.stream
-            .feed_token_matches(&self.rules.inner.program, chunk.as_bytes(), true, &mut sink)
-    }
-
-    /// Appends what `feed` (from `StreamState::step_literals` on `chunk`)
-    /// releases to `out` and applies it; returns how many bytes the stream
-    /// then holds.
-    #[inline(always)]
-    fn emit_literals_str(&mut self, chunk: &str, feed: LiteralFeed, out: &mut String) -> usize {
-        // Text the stream held before, UTF-8 unless byte feeds left a
-        // character cut; then whole characters of the chunk.
-        let held = self.stream.held_before(feed.safe);
-        if !held.is_empty() {
-            push_text(out, held);
-        }
-        let cut = feed.cut;
-        self.stream
-            .commit_literals(&self.rules.inner.program, chunk.as_bytes(), feed);
-        // Last, so that little is live across the copy's call.
-        out.push_str(&chunk[..cut]);
-        feed.held
-    }
-
-    /// Feeds a segment of a `&str` chunk to the engine (after
-    /// `idle_prefix`, if the stream was idle), its output going to `out`;
-    /// with `more`, more of the chunk follows, and the stream may hand back
-    /// bytes at the end of `chunk` (a suffix starting at a character
-    /// boundary): returns how many.
-    #[inline(always)]
-    fn feed_str(&mut self, chunk: &str, more: bool, out: &mut String) -> usize {
-        let mut sink = str_out!(self, out);
-        let prog = &self.rules.inner.program;
-        if more {
-            self.stream
-                .feed_part(prog, chunk.as_bytes(), true, &mut sink)
-        } else {
-            self.stream.feed(prog, chunk.as_bytes(), true, &mut sink);
-            0
-        }
-    }
-
-    /// The unreachable case of `feed_into` where `idle_prefix` released
-    /// `chunk[..q]` but `q` is not a character boundary: emits that part
-    /// with the cut marked and feeds the rest, so the stream stays exact.
-    fn feed_cut(&mut self, chunk: &[u8], q: usize, out: &mut String) -> Result<(), StreamError> {
-        out.push_str(&String::from_utf8_lossy(&chunk[..q]));
-        self.with_string(out, |r, bytes| {
-            r.feed_engine(&chunk[q..], true, bytes);
-            Ok(())
+            result
         })
-    }
-
-    /// Applies the held-limit policy, after each segment of a feed. With
-    /// `whole_chars`, what it releases ends at a character boundary.
-    fn check_held(&mut self, out: &mut Vec<u8>, whole_chars: bool) -> Result<(), StreamError> {
-        let limit = self.max_held;
-        let held = self.stream.held();
-        if held > limit {
-            match self.rules.inner.config.get_on_held_limit() {
-                HeldLimit::Fail => {
-                    self.stream.discard_held();
-                    let e = StreamError::new(held, limit);
-                    self.failed = Some(e.clone());
-                    self.sync_plain();
-                    return Err(e);
-                }
-                HeldLimit::Replace(text) => {
-                    let mut sink = byte_out!(self, out);
-                    self.stream.suppress_pending(
-                        &self.rules.inner.program,
-                        text.as_bytes(),
-                        whole_chars,
-                        &mut sink,
-                    );
-                }
-            }
-        }
-        Ok(())
     }
 
     fn flush_raw(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
         let start = out.len();
-        let result = self.flush_engine(out);
+        // A failed stream stays failed, for `flush` as for `feed`, until an
+        // explicit `reset`.
+        let result = self.call(|r| {
+            let mut sink = byte_out!(r, out);
+            r.stream.finish(&r.rules.inner.program, &mut sink);
+            if r.stream.is_stopped() {
+                return Err(r.fail(Halt::Stopped));
+            }
+            Ok(())
+        });
         if self.word_cap.is_some() {
             self.hold_words(out, start, true);
         }
         result
     }
 
-    fn flush_engine(&mut self, out: &mut Vec<u8>) -> Result<(), StreamError> {
-        // A failed stream stays failed, for `flush` as for `feed`, until an
-        // explicit `reset`.
-        self.enter()?;
-        let mut sink = byte_out!(self, out);
-        self.stream.finish(&self.rules.inner.program, &mut sink);
-        self.busy = false;
-        if self.stream.is_stopped() {
-            return Err(self.fail_blocked());
-        }
-        Ok(())
-    }
-
-    /// Fails the stream on the block the sink recorded: drops what it
-    /// holds, unreleased, and refuses every later call with the same error
-    /// until a reset.
+    /// Fails the stream where the engine halted: on the block the sink
+    /// recorded (what it holds is dropped, unreleased), or over the held
+    /// limit; every later call is refused with the same error until a
+    /// reset.
     #[cold]
-    fn fail_blocked(&mut self) -> StreamError {
-        let held = self.stream.held();
-        self.stream.reset();
-        let block = self
-            .guard
-            .block
-            .take()
-            .expect("a stopped stream has a block");
-        let e = StreamError::blocked(block, held, self.max_held);
+    #[inline(never)]
+    fn fail(&mut self, halt: Halt) -> StreamError {
+        let e = match halt {
+            Halt::Stopped => {
+                let held = self.stream.held();
+                self.stream.reset();
+                let block = self
+                    .guard
+                    .block
+                    .take()
+                    .expect("a stopped stream has a block");
+                StreamError::blocked(block, held, self.max_held)
+            }
+            Halt::HeldLimit { held } => StreamError::new(held, self.max_held),
+        };
         self.failed = Some(e.clone());
-        self.sync_plain();
         e
     }
 
@@ -1467,19 +1125,14 @@ fn is_delimiter(b: u8) -> bool {
 /// Output of at most this many ASCII bytes is appended char by char.
 const SHORT: usize = 16;
 
-/// The longest `&str` chunk fed to the engine whole, without the in-place
-/// scan of `feed_str_general`: token-sized feeds, whose per-feed cost that
-/// scan would raise.
-const SMALL_STR: usize = 16;
-
-/// The first segment of input fed to the engine where a match may start;
-/// segments double while the stream stays busy, so the per-segment cost is
-/// amortised, and the stream goes back to scanning in place once idle.
-const SEGMENT: usize = 256;
-
-/// The largest segment: the held-limit policy is applied after each one,
-/// so a stream never holds more than `Config::max_held` plus this.
-const MAX_SEGMENT: usize = 64 << 10;
+/// The engine's view of `Config::max_held` and `Config::on_held_limit`.
+#[inline(always)]
+fn held_limit(max: usize, config: &Config) -> Limit<'_> {
+    Limit {
+        max,
+        policy: config.get_on_held_limit(),
+    }
+}
 
 /// The sink that turns decided text and matches into output.
 struct Out<'a> {
@@ -1490,6 +1143,7 @@ struct Out<'a> {
 }
 
 impl Sink for Out<'_> {
+    #[inline(always)]
     fn text(&mut self, bytes: &[u8]) {
         extend_small(self.out, bytes);
     }
@@ -1529,6 +1183,7 @@ struct StrOut<'a> {
 }
 
 impl Sink for StrOut<'_> {
+    #[inline(always)]
     fn text(&mut self, bytes: &[u8]) {
         push_text(self.out, bytes);
     }
@@ -1578,10 +1233,12 @@ struct StrInput<'a, 'c> {
 }
 
 impl Sink for StrInput<'_, '_> {
+    #[inline(always)]
     fn text(&mut self, bytes: &[u8]) {
         self.sink.text(bytes);
     }
 
+    #[inline(always)]
     fn input(&mut self, hay: &[u8], range: Range<usize>) {
         match self.chunk.get(range.clone()) {
             Some(text) => self.sink.out.push_str(text),
@@ -1603,6 +1260,10 @@ impl Sink for StrInput<'_, '_> {
 
     fn dropped(&mut self, rule: usize, span: Range<usize>) -> bool {
         self.sink.dropped(rule, span)
+    }
+
+    fn plain(&self, rule: usize) -> bool {
+        self.sink.plain(rule)
     }
 }
 
