@@ -22,7 +22,7 @@
 
 use super::bytes::is_continuation;
 use super::matcher::{Matcher, Verdict};
-use super::{Halt, Limit, Program, Sink, StreamState, LITERAL};
+use super::{Halt, Limit, Program, Sink, StreamState, LITERAL, NONE_DECIDED};
 use crate::config::HeldLimit;
 
 /// Bytes fed to the matchers at a time when both run: a decision of one
@@ -243,7 +243,7 @@ impl StreamState {
         }
         match limit.policy {
             HeldLimit::Fail => {
-                self.discard_held();
+                self.discard_held(prog);
                 Err(Halt::HeldLimit { held })
             }
             HeldLimit::Replace(text) => {
@@ -344,7 +344,7 @@ impl StreamState {
         }
         debug_assert!(tokens);
         debug_assert!(self.token_ready());
-        debug_assert!(!self.stopped && self.decided == [None, None]);
+        debug_assert!(!self.stopped && self.decided == NONE_DECIDED);
         let sid = self.literals.step_plain(p, chunk)?;
         let offset = self.tape.offset();
         let end = offset + chunk.len();
@@ -398,7 +398,7 @@ impl StreamState {
         if !tokens || chunk.is_empty() || chunk.len() > SMALL_FEED || !self.token_ready() {
             return false;
         }
-        debug_assert!(!self.stopped && self.decided == [None, None]);
+        debug_assert!(!self.stopped && self.decided == NONE_DECIDED);
         let from = self.literals.plain_sid(p);
         // Found before anything changes, so that nothing does when this
         // does not apply.
@@ -586,7 +586,7 @@ impl StreamState {
         }
         let (end, pos) = (self.tape.offset(), t.scanned());
         let back = end - pos;
-        let idle = t.is_idle() && self.decided == [None, None] && self.tape.emitted() == pos;
+        let idle = t.is_idle() && self.decided == NONE_DECIDED && self.tape.emitted() == pos;
         if back == 0 || back > chunk.len() || !idle || self.suppress.is_some() {
             return 0;
         }
@@ -648,7 +648,7 @@ impl StreamState {
     fn is_idle(&self, prog: &Program) -> bool {
         let end = self.tape.offset();
         self.tape.emitted() == end
-            && self.decided == [None, None]
+            && self.decided == NONE_DECIDED
             && self
                 .threads
                 .as_ref()

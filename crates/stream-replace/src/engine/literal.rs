@@ -324,22 +324,10 @@ impl Program {
         })
     }
 
-    /// How many of the literals belong to rules with an index up to
-    /// `rule`.
-    pub(crate) fn rules_up_to(&self, rule: usize) -> usize {
-        self.rules.partition_point(|&r| r <= rule)
-    }
-
     /// The bytes of pattern `k`.
     fn literal(&self, k: usize) -> &[u8] {
         let from = if k == 0 { 0 } else { self.ends[k - 1] };
         &self.bytes[from..self.ends[k]]
-    }
-
-    /// How many of the literals belong to rules with an index below
-    /// `rule`.
-    pub(crate) fn rules_before(&self, rule: usize) -> usize {
-        self.rules.partition_point(|&r| r < rule)
     }
 
     /// Compares the patterns `from..to`, in order, with `hay` (the text
@@ -419,11 +407,6 @@ impl Program {
     /// Whether the fast paths run (see `Config::fast_paths`).
     pub(crate) fn is_fast(&self) -> bool {
         self.fast
-    }
-
-    /// The lowest rule index of the literals.
-    pub(crate) fn first_rule(&self) -> usize {
-        self.rules.first().copied().unwrap_or(usize::MAX)
     }
 
     /// The entry of a state in the depth table (0 for a state it does not
@@ -731,7 +714,7 @@ impl Literals {
             match prog.anchored(&tape.bytes()[at - tape.base()..], from, to, eof) {
                 AtStart::Match(k, len) => {
                     let d = Decided {
-                        rule: prog.rules[k],
+                        rule: k,
                         span: at..at + len,
                     };
                     self.pos = at + len;
@@ -774,7 +757,7 @@ impl Literals {
         if stop || eof {
             if let Some(m) = self.pending.take() {
                 let d = Decided {
-                    rule: prog.rules[m.pattern as usize],
+                    rule: m.pattern as usize,
                     span: m.start..m.end,
                 };
                 self.decided = Some(d.clone());
@@ -922,13 +905,17 @@ impl Matcher for Literals {
 
     fn earliest_candidate(&self) -> Option<usize> {
         // A decided or recorded match only: a literal's prefix held by the
-        // automaton needs the program's depth table, so the stream asks
-        // `Literals::live` (not `Matcher::earliest_live`) for hold-back.
+        // automaton needs the program's depth table (`earliest_live`).
         match (&self.decided, &self.pending) {
             (Some(d), _) => Some(d.span.start),
             (None, Some(m)) => Some(m.start),
             (None, None) => None,
         }
+    }
+
+    #[inline(always)]
+    fn earliest_live(&self, prog: &Program) -> usize {
+        self.live(prog)
     }
 
     fn recorded_end(&self) -> Option<usize> {
@@ -983,6 +970,13 @@ impl Matcher for Literals {
         self.restart(start);
         self.focus = Some(start);
         self.exclude = exclude;
+    }
+
+    fn restart_after(&mut self, prog: &Program, at: usize, decided: &mut Option<Decided>) {
+        self.keep_after(prog, at);
+        if decided.as_ref().is_some_and(|d| d.span.start < at) {
+            *decided = None;
+        }
     }
 
     fn discard(&mut self, at: usize) {
@@ -1132,7 +1126,8 @@ impl Literals {
     }
 
     /// The earliest position where a literal could still start a match
-    /// (`Matcher::earliest_live`, which needs the program for the depth).
+    /// (`Matcher::earliest_live`): its candidates, an exclusion's position,
+    /// and the start of the longest literal prefix the automaton holds.
     #[inline(always)]
     pub(crate) fn live(&self, prog: &Program) -> usize {
         let mut p = self.pos - self.depth(prog);
@@ -1150,7 +1145,7 @@ impl Literals {
     /// `at` would be in the same state, with the same match pending), and
     /// starts over from `at` otherwise. This keeps a stream linear when the
     /// other matcher decides many matches behind this one's position.
-    pub(crate) fn restart_after(&mut self, prog: &Program, at: usize) {
+    fn keep_after(&mut self, prog: &Program, at: usize) {
         if self.pos >= at && self.live(prog) >= at && self.focus.is_none() && self.exclude.is_none()
         {
             return;

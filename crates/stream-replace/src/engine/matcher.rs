@@ -107,13 +107,12 @@ pub(crate) trait Matcher {
     fn recorded_end(&self) -> Option<usize>;
 
     /// The earliest position where one of its rules could still start a
-    /// match: its earliest candidate, or the first position it has not
-    /// stepped.
-    #[inline(always)]
-    fn earliest_live(&self) -> usize {
-        let p = self.scanned();
-        self.earliest_candidate().map_or(p, |s| s.min(p))
-    }
+    /// match: its earliest candidate, or the earliest start of what it
+    /// stepped and still follows (a literal's prefix, a thread), or the
+    /// first position it has not stepped. Exact: the stream releases
+    /// everything before it, so a later position loses text and an earlier
+    /// one holds more than needed.
+    fn earliest_live(&self, prog: &Self::Program) -> usize;
 
     /// Whether nothing is alive, so it may be moved over idle text with
     /// [`skip_to`](Matcher::skip_to).
@@ -134,6 +133,18 @@ pub(crate) trait Matcher {
     /// released unscanned. Keeps what the matcher needs to stay linear
     /// (which of its paths it is on, and what it already replayed).
     fn restart(&mut self, at: usize);
+
+    /// Goes on from `at`, where a match (of this matcher or another) was
+    /// accepted, as [`restart`](Matcher::restart) does; a matcher may keep
+    /// what it found after `at` when nothing of it starts before, which
+    /// keeps a stream linear when another matcher decides many matches
+    /// behind this one's position. `decided` is this matcher's candidate
+    /// the stream holds: it is dropped unless it still stands.
+    fn restart_after(&mut self, prog: &Self::Program, at: usize, decided: &mut Option<Decided>) {
+        let _ = prog;
+        self.restart(at);
+        *decided = None;
+    }
 
     /// Goes on from `at` with nothing alive, as [`restart`](Matcher::restart),
     /// except that no rule with an index up to `rule` may start a match at

@@ -190,9 +190,11 @@ impl Source<'_> {
 #[derive(Debug)]
 pub(crate) struct Program {
     threads: Option<threads::Program>,
-    /// The rule of each pattern of `threads`, in increasing order.
-    thread_rules: Vec<usize>,
     literal: Option<literal::Program>,
+    /// Per matcher (by slot, see `each_matcher!`): the index in the rule
+    /// set of each of its rules, in increasing order. A matcher speaks of
+    /// its own rules (0, 1, ...); the stream maps at the seam.
+    rules: [Vec<usize>; MATCHERS],
     /// Whether every rule is on the literal matcher and its fast paths
     /// run: then token-sized feeds take `StreamState::step_literals`.
     literals_only: bool,
@@ -203,9 +205,51 @@ pub(crate) struct Program {
     literal_tokens_str: bool,
 }
 
-/// Index of each matcher in the stream's slots.
+/// The slot of each matcher in the stream's per-matcher arrays, in the
+/// order `each_matcher!` lists them.
 const THREADS: usize = 0;
 const LITERAL: usize = 1;
+/// How many matchers there are.
+const MATCHERS: usize = 2;
+
+/// No matcher has a decided candidate.
+const NONE_DECIDED: [Option<Decided>; MATCHERS] = [None, None];
+
+/// Runs `$body` once for each matcher the program has, in slot order: the
+/// list of matchers. `$i` is the matcher's slot in the stream's
+/// per-matcher arrays, `$m` the matcher (used through the [`Matcher`]
+/// trait only), `$p` its program. A list written out at compile time
+/// rather than a `dyn` one, so that each matcher's calls stay static and
+/// inline; a new matcher is one more arm here (`DESIGN.md`, section 5).
+/// With `ref`, the matchers are borrowed shared.
+macro_rules! each_matcher {
+    ($s:ident, $prog:expr, |$i:ident, $m:ident, $p:ident| $body:block) => {{
+        if let (Some($m), Some($p)) = ($s.threads.as_mut(), $prog.threads.as_ref()) {
+            let $i = THREADS;
+            let _ = ($i, &$p, &$m);
+            $body
+        }
+        if let Some($p) = $prog.literal.as_ref() {
+            let $m = &mut $s.literals;
+            let $i = LITERAL;
+            let _ = ($i, &$p, &$m);
+            $body
+        }
+    }};
+    (ref $s:ident, $prog:expr, |$i:ident, $m:ident, $p:ident| $body:block) => {{
+        if let (Some($m), Some($p)) = ($s.threads.as_ref(), $prog.threads.as_ref()) {
+            let $i = THREADS;
+            let _ = ($i, &$p, &$m);
+            $body
+        }
+        if let Some($p) = $prog.literal.as_ref() {
+            let $m = &$s.literals;
+            let $i = LITERAL;
+            let _ = ($i, &$p, &$m);
+            $body
+        }
+    }};
+}
 
 impl Program {
     /// Compiles the rules' patterns. With `Config::literal_matcher` on, the
@@ -245,6 +289,7 @@ impl Program {
         } else {
             let bytes: Vec<&[u8]> = lits.iter().map(|l| l.1).collect();
             let rules = lits.iter().map(|l| l.0).collect();
+
             let p = literal::Program::new(
                 &bytes,
                 rules,
@@ -274,9 +319,10 @@ impl Program {
             Some(p)
         };
         let literals_only = threads.is_none() && literal.as_ref().is_some_and(|p| p.is_fast());
+        let literal_rules = lits.iter().map(|l| l.0).collect();
         Ok(Program {
             threads,
-            thread_rules,
+            rules: [thread_rules, literal_rules],
             literal_tokens: literals_only,
             literal_tokens_str: literals_only
                 && literal.as_ref().is_some_and(|p| !p.starts_in_char()),
@@ -303,11 +349,11 @@ pub(crate) struct StreamState {
     literals: Literals,
     /// Per matcher: a candidate it decided that the stream has not
     /// released yet (another matcher could still beat it).
-    decided: [Option<Decided>; 2],
+    decided: [Option<Decided>; MATCHERS],
     /// Under a suppression (see `suppress`): per matcher, where it stopped
     /// following the suppressed candidate (it died there, or it never had
     /// a candidate there).
-    died: [Option<usize>; 2],
+    died: [Option<usize>; MATCHERS],
     /// Set after the held limit was hit under a replacing policy: the start
     /// of the pending candidate whose text is being dropped. The matchers
     /// follow only that candidate (`Matcher::focus`), and its text is
@@ -321,7 +367,7 @@ pub(crate) struct StreamState {
     /// Per matcher: the start and rule of the decided candidate it was
     /// last capped for (`Matcher::cap`), so that it is capped once per
     /// candidate. Cleared whenever the matchers go on from a new position.
-    capped: [Option<(usize, usize)>; 2],
+    capped: [Option<(usize, usize)>; MATCHERS],
     /// Set when the sink stopped the stream (`Verdict::Stop`): nothing is
     /// scanned or released until a reset.
     stopped: bool,
@@ -357,11 +403,11 @@ impl StreamState {
             t.reset();
         }
         self.literals.reset();
-        self.decided = [None, None];
-        self.died = [None, None];
+        self.decided = NONE_DECIDED;
+        self.died = [None; MATCHERS];
         self.suppress = None;
         self.suppress_tail = false;
-        self.capped = [None, None];
+        self.capped = [None; MATCHERS];
         self.stopped = false;
     }
 
@@ -384,16 +430,11 @@ impl StreamState {
     /// they stepped the whole tape and nothing is decided.
     #[inline(always)]
     fn scan_quick(&mut self, prog: &Program) -> bool {
-        if let (Some(t), Some(p)) = (&mut self.threads, &prog.threads) {
-            if !t.scan_quick(p, &self.tape) {
+        each_matcher!(self, prog, |i, m, p| {
+            if !m.scan_quick(p, &self.tape) {
                 return false;
             }
-        }
-        if let Some(p) = &prog.literal {
-            if !self.literals.scan_quick(p, &self.tape) {
-                return false;
-            }
-        }
+        });
         true
     }
 
@@ -402,7 +443,7 @@ impl StreamState {
     fn advance(&mut self, prog: &Program, whole_chars: bool, sink: &mut impl Sink) {
         // Most feeds end with nothing decided: the quick path keeps them
         // out of the merge.
-        if self.suppress.is_some() || self.decided != [None, None] || !self.scan_quick(prog) {
+        if self.suppress.is_some() || self.decided != NONE_DECIDED || !self.scan_quick(prog) {
             self.run(prog, false, sink);
         }
         if let Some(t) = &mut self.threads {
@@ -442,15 +483,12 @@ impl StreamState {
     /// scanned to (or of their recorded match's end).
     fn suppressed_upto(&self, prog: &Program) -> usize {
         let mut upto = usize::MAX;
-        if let (Some(t), None) = (&self.threads, self.died[THREADS]) {
-            let pos = t.scanned();
-            upto = upto.min(t.recorded_end().map_or(pos, |e| e.min(pos)));
-        }
-        if let (Some(_), None) = (&prog.literal, self.died[LITERAL]) {
-            let l = &self.literals;
-            let pos = l.scanned();
-            upto = upto.min(l.recorded_end().map_or(pos, |e| e.min(pos)));
-        }
+        each_matcher!(ref self, prog, |i, m, p| {
+            if self.died[i].is_none() {
+                let pos = m.scanned();
+                upto = upto.min(m.recorded_end().map_or(pos, |e| e.min(pos)));
+            }
+        });
         if upto == usize::MAX {
             self.tape.emitted()
         } else {
@@ -463,27 +501,23 @@ impl StreamState {
     /// following a suppressed candidate, blocks nothing; nor does any at
     /// the end of input (`eof`), where a scan that decided nothing leaves
     /// nothing alive.
-    fn lives(&self, prog: &Program, eof: bool) -> [Live; 2] {
+    fn lives(&self, prog: &Program, eof: bool) -> [Live; MATCHERS] {
         let none = Live {
             start: usize::MAX,
             first_rule: usize::MAX,
         };
-        let mut live = [none, none];
+        let mut live = [none; MATCHERS];
         if eof {
             return live;
         }
-        if let (Some(t), None) = (&self.threads, self.died[THREADS]) {
-            live[THREADS] = Live {
-                start: t.earliest_live(),
-                first_rule: prog.thread_rules[0],
-            };
-        }
-        if let (Some(p), None) = (&prog.literal, self.died[LITERAL]) {
-            live[LITERAL] = Live {
-                start: self.literals.live(p),
-                first_rule: p.first_rule(),
-            };
-        }
+        each_matcher!(ref self, prog, |i, m, p| {
+            if self.died[i].is_none() {
+                live[i] = Live {
+                    start: m.earliest_live(p),
+                    first_rule: prog.rules[i][0],
+                };
+            }
+        });
         live
     }
 
@@ -491,18 +525,12 @@ impl StreamState {
     #[inline(always)]
     fn earliest_live(&self, prog: &Program) -> usize {
         let mut live = self.tape.offset();
-        if let Some(t) = &self.threads {
-            live = live.min(match &self.decided[THREADS] {
+        each_matcher!(ref self, prog, |i, m, p| {
+            live = live.min(match &self.decided[i] {
                 Some(d) => d.span.start,
-                None => t.earliest_live(),
+                None => m.earliest_live(p),
             });
-        }
-        if let Some(p) = &prog.literal {
-            live = live.min(match &self.decided[LITERAL] {
-                Some(d) => d.span.start,
-                None => self.literals.live(p),
-            });
-        }
+        });
         live
     }
 
@@ -514,34 +542,25 @@ impl StreamState {
             if self.stopped {
                 return;
             }
-            if let (Some(t), Some(p)) = (&mut self.threads, &prog.threads) {
-                if self.decided[THREADS].is_none() && self.died[THREADS].is_none() {
-                    match t.scan(p, &self.tape, eof) {
+            each_matcher!(self, prog, |i, m, p| {
+                if self.decided[i].is_none() && self.died[i].is_none() {
+                    match m.scan(p, &self.tape, eof) {
                         Scan::Done => {}
                         Scan::Decided(mut d) => {
-                            d.rule = prog.thread_rules[d.rule];
-                            self.decided[THREADS] = Some(d);
+                            d.rule = prog.rules[i][d.rule];
+                            self.decided[i] = Some(d);
                         }
-                        Scan::Died(at) => self.died[THREADS] = Some(at),
+                        Scan::Died(at) => self.died[i] = Some(at),
                     }
                 }
-            }
-            if let Some(p) = &prog.literal {
-                if self.decided[LITERAL].is_none() && self.died[LITERAL].is_none() {
-                    match self.literals.scan(p, &self.tape, eof) {
-                        Scan::Done => {}
-                        Scan::Decided(d) => self.decided[LITERAL] = Some(d),
-                        Scan::Died(at) => self.died[LITERAL] = Some(at),
-                    }
-                }
-            }
-            if self.suppress.is_some() && self.decided == [None, None] && self.all_died(prog) {
+            });
+            if self.suppress.is_some() && self.decided == NONE_DECIDED && self.all_died(prog) {
                 // Every matcher following the suppressed candidate lost it.
                 let at = self.died.iter().flatten().copied().max().unwrap_or(0);
                 self.end_suppress(prog, at);
                 continue;
             }
-            if self.decided == [None, None] {
+            if self.decided == NONE_DECIDED {
                 // No matcher decided anything: nothing to merge.
                 return;
             }
@@ -566,7 +585,7 @@ impl StreamState {
     /// still start a match at its start. Returns whether one was, so the
     /// matchers scan again. Each matcher is capped once per candidate, so
     /// this ends. Not under a suppression, which follows one candidate.
-    fn cap_blockers(&mut self, prog: &Program, live: &[Live; 2]) -> bool {
+    fn cap_blockers(&mut self, prog: &Program, live: &[Live; MATCHERS]) -> bool {
         if self.suppress.is_some() {
             return false;
         }
@@ -580,34 +599,29 @@ impl StreamState {
         };
         let (start, rule) = (d.span.start, d.rule);
         let mut capped = false;
-        for i in [THREADS, LITERAL] {
+        each_matcher!(self, prog, |i, m, p| {
             let l = &live[i];
-            if self.decided[i].is_some()
-                || l.start != start
-                || l.first_rule >= rule
-                || self.capped[i] == Some((start, rule))
+            if self.decided[i].is_none()
+                && l.start == start
+                && l.first_rule < rule
+                && self.capped[i] != Some((start, rule))
             {
-                continue;
+                self.capped[i] = Some((start, rule));
+                m.cap(start, prog.rules[i].partition_point(|&r| r < rule));
+                capped = true;
             }
-            self.capped[i] = Some((start, rule));
-            if i == THREADS {
-                if let Some(t) = &mut self.threads {
-                    let end = prog.thread_rules.partition_point(|&r| r < rule);
-                    t.cap(start, end);
-                }
-            } else if let Some(p) = &prog.literal {
-                self.literals.cap(start, p.rules_before(rule));
-            }
-            capped = true;
-        }
+        });
         capped
     }
 
     /// Whether every matcher the program has stopped following the
     /// suppressed candidate.
     fn all_died(&self, prog: &Program) -> bool {
-        (prog.threads.is_none() || self.died[THREADS].is_some())
-            && (prog.literal.is_none() || self.died[LITERAL].is_some())
+        let mut all = true;
+        each_matcher!(ref self, prog, |i, m, p| {
+            all &= self.died[i].is_some();
+        });
+        all
     }
 
     /// Ends the input and releases everything.
@@ -620,11 +634,11 @@ impl StreamState {
         if self.stopped {
             return;
         }
-        debug_assert!(self.decided == [None, None], "{self:?}");
-        debug_assert!(self
-            .threads
-            .as_ref()
-            .is_none_or(|t| t.earliest_candidate().is_none()));
+        debug_assert!(self.decided == NONE_DECIDED, "{self:?}");
+        each_matcher!(ref self, prog, |i, m, p| {
+            // Nothing is alive after a scan to the end of input.
+            debug_assert_eq!(m.earliest_live(p), m.scanned(), "{self:?}");
+        });
         self.check_invariants(prog);
         let end = self.offset();
         self.release(end, sink);
@@ -633,7 +647,7 @@ impl StreamState {
 
     /// Drops everything held and continues as if the stream had been
     /// released up to here (used by the held-limit policies).
-    fn discard_held(&mut self) {
+    fn discard_held(&mut self, prog: &Program) {
         self.token = false;
         // A UTF-8 character cut at the end of the buffer is kept as input,
         // so the output does not carry the tail of a character whose head
@@ -641,13 +655,12 @@ impl StreamState {
         let end = self.tape.end_before_cut();
         self.tape.skip_to(end);
         self.tape.set_last_end(None);
-        if let Some(t) = &mut self.threads {
-            t.discard(end);
-        }
-        self.literals.discard(end);
-        self.decided = [None, None];
-        self.died = [None, None];
-        self.capped = [None, None];
+        each_matcher!(self, prog, |i, m, p| {
+            m.discard(end);
+        });
+        self.decided = NONE_DECIDED;
+        self.died = [None; MATCHERS];
+        self.capped = [None; MATCHERS];
         self.suppress = None;
         self.suppress_tail = false;
         self.tape.compact();
@@ -672,37 +685,31 @@ impl StreamState {
             // text held after that end goes too, and so does the rest of
             // the candidate.
             let mut upto = self.tape.offset();
-            if let (Some(t), None) = (&self.threads, self.died[THREADS]) {
-                upto = upto.min(t.scanned());
-            }
-            if let (Some(_), None) = (&prog.literal, self.died[LITERAL]) {
-                upto = upto.min(self.literals.scanned());
-            }
+            each_matcher!(ref self, prog, |i, m, p| {
+                if self.died[i].is_none() {
+                    upto = upto.min(m.scanned());
+                }
+            });
             self.suppress_tail = true;
             self.release(upto, sink);
             self.tape.compact();
             return;
         }
-        // Each matcher's earliest candidate: a decided one, a thread or a
-        // recorded match, or a literal's prefix.
-        let mut cand: [Option<usize>; 2] = [None, None];
-        if let Some(t) = &self.threads {
-            cand[THREADS] = match &self.decided[THREADS] {
-                Some(d) => Some(d.span.start),
-                None => t.earliest_candidate(),
-            };
-        }
-        if let Some(p) = &prog.literal {
-            cand[LITERAL] = match &self.decided[LITERAL] {
+        // Each matcher's earliest candidate: a decided one, or the earliest
+        // start of what it follows (a thread, a recorded match, a literal's
+        // prefix).
+        let mut cand: [Option<usize>; MATCHERS] = [None; MATCHERS];
+        each_matcher!(ref self, prog, |i, m, p| {
+            cand[i] = match &self.decided[i] {
                 Some(d) => Some(d.span.start),
                 None => {
-                    let live = self.literals.live(p);
-                    (live < self.literals.scanned()).then_some(live)
+                    let live = m.earliest_live(p);
+                    (live < m.scanned()).then_some(live)
                 }
             };
-        }
+        });
         let Some(start) = cand.iter().flatten().copied().min() else {
-            self.discard_held();
+            self.discard_held(prog);
             sink.text(text);
             return;
         };
@@ -710,24 +717,16 @@ impl StreamState {
         // still on the tape for the matchers to follow it from there.
         self.release(start, sink);
         sink.text(text);
-        self.decided = [None, None];
-        self.died = [None, None];
-        if let Some(t) = &mut self.threads {
-            if cand[THREADS] == Some(start) {
-                t.focus(start);
+        self.decided = NONE_DECIDED;
+        self.died = [None; MATCHERS];
+        each_matcher!(self, prog, |i, m, p| {
+            if cand[i] == Some(start) {
+                m.focus(start);
             } else {
-                t.restart(start);
-                self.died[THREADS] = Some(start);
+                m.restart(start);
+                self.died[i] = Some(start);
             }
-        }
-        if prog.literal.is_some() {
-            if cand[LITERAL] == Some(start) {
-                self.literals.focus(start);
-            } else {
-                self.literals.restart(start);
-                self.died[LITERAL] = Some(start);
-            }
-        }
+        });
         self.suppress = Some(start);
         self.advance(prog, whole_chars, sink);
     }
@@ -746,27 +745,16 @@ impl StreamState {
     /// suppression did); `keep` lets a matcher keep what it found after
     /// `at` when nothing of it starts before.
     fn restart_all(&mut self, prog: &Program, at: usize, keep: bool) {
-        if let Some(t) = &mut self.threads {
-            t.restart(at);
-        }
-        self.decided[THREADS] = None;
-        match (&prog.literal, keep) {
-            (Some(p), true) => {
-                self.literals.restart_after(p, at);
-                if self.decided[LITERAL]
-                    .as_ref()
-                    .is_some_and(|d| d.span.start < at)
-                {
-                    self.decided[LITERAL] = None;
-                }
+        each_matcher!(self, prog, |i, m, p| {
+            if keep {
+                m.restart_after(p, at, &mut self.decided[i]);
+            } else {
+                m.restart(at);
+                self.decided[i] = None;
             }
-            _ => {
-                self.literals.restart(at);
-                self.decided[LITERAL] = None;
-            }
-        }
-        self.died = [None, None];
-        self.capped = [None, None];
+        });
+        self.died = [None; MATCHERS];
+        self.capped = [None; MATCHERS];
     }
 
     /// Releases the text before `upto`: gives it to the sink, or drops it
@@ -795,12 +783,11 @@ impl StreamState {
             let stop = if self.suppress_tail {
                 // Where the candidate stopped.
                 let mut stop = end;
-                if let (Some(t), None) = (&self.threads, self.died[THREADS]) {
-                    stop = stop.max(t.scanned());
-                }
-                if let (Some(_), None) = (&prog.literal, self.died[LITERAL]) {
-                    stop = stop.max(self.literals.scanned());
-                }
+                each_matcher!(ref self, prog, |i, m, p| {
+                    if self.died[i].is_none() {
+                        stop = stop.max(m.scanned());
+                    }
+                });
                 stop
             } else {
                 end
@@ -832,19 +819,15 @@ impl StreamState {
     /// What either matcher decided is dropped: nothing before `at` is
     /// pending, and everything from `at` is scanned again.
     fn exclude_all(&mut self, prog: &Program, at: usize, rule: usize) {
-        if let Some(t) = &mut self.threads {
-            match prog.thread_rules.partition_point(|&r| r <= rule) {
-                0 => t.restart(at),
-                k => t.exclude(at, k - 1),
+        each_matcher!(self, prog, |i, m, p| {
+            match prog.rules[i].partition_point(|&r| r <= rule) {
+                0 => m.restart(at),
+                k => m.exclude(at, k - 1),
             }
-        }
-        match prog.literal.as_ref().map(|p| p.rules_up_to(rule)) {
-            Some(k) if k > 0 => self.literals.exclude(at, k - 1),
-            _ => self.literals.restart(at),
-        }
-        self.decided = [None, None];
-        self.died = [None, None];
-        self.capped = [None, None];
+        });
+        self.decided = NONE_DECIDED;
+        self.died = [None; MATCHERS];
+        self.capped = [None; MATCHERS];
     }
 
     /// Checks the invariants in the module docs (debug builds only).
@@ -856,33 +839,20 @@ impl StreamState {
             let (emitted, offset) = (tape.emitted(), tape.offset());
             tape.check_invariants();
             debug_assert_eq!(tape.held(), offset - emitted);
-            if let Some(t) = &self.threads {
-                let scanned = t.scanned();
+            each_matcher!(ref self, prog, |i, m, p| {
+                let scanned = m.scanned();
                 debug_assert!(scanned <= offset, "{self:?}");
-                if self.died[THREADS].is_none() {
+                // A matcher left out of a suppression waits where it was.
+                if self.died[i].is_none() {
                     debug_assert!(emitted <= scanned, "{self:?}");
                 }
-                let live = t.earliest_live();
+                let live = m.earliest_live(p);
                 debug_assert!(live <= scanned, "{self:?}");
                 if self.suppress.is_none() {
                     debug_assert!(emitted <= live, "{self:?}");
                 }
-                t.check_invariants(tape);
-            }
-            if let Some(p) = &prog.literal {
-                let l = &self.literals;
-                let scanned = l.scanned();
-                debug_assert!(scanned <= offset, "{self:?}");
-                // A matcher left out of a suppression waits where it was.
-                if self.died[LITERAL].is_none() {
-                    debug_assert!(emitted <= scanned, "{self:?}");
-                }
-                let live = l.live(p);
-                if self.suppress.is_none() {
-                    debug_assert!(emitted <= live, "{self:?}");
-                }
-                l.check_invariants(tape);
-            }
+                m.check_invariants(tape);
+            });
             if self.suppress.is_none() {
                 for d in self.decided.iter().flatten() {
                     debug_assert!(emitted <= d.span.start, "{self:?}");

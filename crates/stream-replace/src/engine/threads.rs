@@ -1708,7 +1708,7 @@ impl<D: Dfa> Matcher for Core<D> {
     }
 
     #[inline(always)]
-    fn earliest_live(&self) -> usize {
+    fn earliest_live(&self, _prog: &Self::Program) -> usize {
         let mut live = self.pos;
         if let Some(t) = self.dfa_threads.first() {
             live = live.min(t.start);
@@ -1900,8 +1900,12 @@ impl Matcher for Threads {
     }
 
     #[inline(always)]
-    fn earliest_live(&self) -> usize {
-        dispatch!(self, |c| c.earliest_live())
+    fn earliest_live(&self, prog: &Program) -> usize {
+        match (&self.0, &prog.0) {
+            (Cores::Dense(c), Progs::Dense(p)) => c.earliest_live(p),
+            (Cores::Lazy(c), Progs::Lazy(p)) => c.earliest_live(p),
+            _ => unreachable!("a stream runs with the program that made it"),
+        }
     }
 
     fn earliest_candidate(&self) -> Option<usize> {
