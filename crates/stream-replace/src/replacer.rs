@@ -435,6 +435,25 @@ impl Replacer {
     /// Feeds a `&str` chunk to the engine, its output appended to `out`.
     #[inline(always)]
     fn feed_str(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        // The literal token path, before the sink and the limit are made:
+        // without this shortcut the 1,000-term deny list at token chunks
+        // runs 4% more instructions (`benches/instructions.rs`). The same
+        // path as `feed_chunk`'s first branch.
+        let prog = &self.rules.inner.program;
+        let token = self
+            .stream
+            .feed_token(prog, chunk.as_bytes(), true, |held, cut| {
+                if !held.is_empty() {
+                    push_text(out, held);
+                }
+                out.push_str(&chunk[..cut]);
+            });
+        if let Some(held) = token {
+            if held <= self.max_held {
+                return Ok(());
+            }
+            return self.held_limit_str(out);
+        }
         let limit = held_limit(self.max_held, &self.rules.inner.config);
         let (rules, state, guard, scratch) = (
             &self.rules,
@@ -979,6 +998,25 @@ impl Replacer {
     /// Sets this stream's value of type `S` (see [`Rules::replacer_with`]).
     pub(crate) fn set_state<S: Send + Sync + 'static>(&mut self, value: S) {
         self.state.insert(value);
+    }
+
+    /// Applies the held-limit policy after the token path of `feed_str`.
+    #[cold]
+    #[inline(never)]
+    fn held_limit_str(&mut self, out: &mut String) -> Result<(), StreamError> {
+        let limit = held_limit(self.max_held, &self.rules.inner.config);
+        let mut sink = StrOut {
+            rules: &self.rules,
+            state: &mut self.state,
+            guard: &mut self.guard,
+            out,
+            scratch: &mut self.text_out,
+        };
+        let prog = &self.rules.inner.program;
+        match self.stream.over_limit(prog, &limit, true, &mut sink) {
+            Ok(()) => Ok(()),
+            Err(halt) => Err(self.fail(halt)),
+        }
     }
 
     /// Runs one call on the stream: refuses it when the stream failed or

@@ -113,6 +113,28 @@ impl StreamState {
         self.feed_general(prog, chunk, whole_chars, limit, &mut sink())
     }
 
+    /// `feed_chunk`'s token path alone, for a caller that writes its
+    /// output without a sink: when it applies (`step_literals`), gives
+    /// `emit` the text the stream held that is now released and the length
+    /// of the chunk's prefix that follows it in the output, applies the
+    /// chunk, and returns how many bytes the stream then holds (the caller
+    /// checks the limit: `over_limit`). `None`, having changed nothing,
+    /// when it does not apply.
+    #[inline(always)]
+    pub(crate) fn feed_token(
+        &mut self,
+        prog: &Program,
+        chunk: &[u8],
+        whole_chars: bool,
+        emit: impl FnOnce(&[u8], usize),
+    ) -> Option<usize> {
+        let feed = self.step_literals(prog, chunk, whole_chars)?;
+        emit(self.tape.held_before(feed.safe), feed.cut);
+        let held = feed.held;
+        self.commit_literals(prog, chunk, feed);
+        Some(held)
+    }
+
     /// `feed_chunk` past its token path. Out of line, so that the token
     /// path's callers stay small.
     #[inline(never)]
@@ -230,7 +252,7 @@ impl StreamState {
     /// releases the policy's text in place of what is held and pending.
     #[cold]
     #[inline(never)]
-    fn over_limit(
+    pub(crate) fn over_limit(
         &mut self,
         prog: &Program,
         limit: &Limit<'_>,
