@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
-use stream_replace::{Config, DfaKind, Rules};
+use stream_replace::{Config, DfaKind, ErrorKind, Rules};
 
 use crate::oracle::{self, show, Oracle, Pat, Repl, Rule};
 use crate::run::{self, chunks_at, Api};
@@ -216,8 +216,22 @@ impl Engine {
 }
 
 pub(crate) fn compile_for(rules: &[Rule], engine: Engine) -> Rules {
-    oracle::build_with(rules, engine.config())
-        .unwrap_or_else(|e| panic!("{rules:?} do not build ({engine:?}): {e}"))
+    build_on(rules, engine, engine.config())
+}
+
+/// Builds `rules` with `config`, the configuration of `engine`. A forced
+/// dense DFA that would outgrow `Config::dense_size_limit` is refused with
+/// `TooBig`, as documented: such a rule set (a few Unicode `\w` repeats can
+/// make one) is checked as `DfaKind::Auto` builds it, on the lazy DFA,
+/// rather than failing the property or building tens of MiB per case.
+fn build_on(rules: &[Rule], engine: Engine, config: Config) -> Rules {
+    match oracle::build_with(rules, config.clone()) {
+        Err(e) if *e.kind() == ErrorKind::TooBig && config.get_dfa() == DfaKind::Dense => {
+            oracle::build_with(rules, config.dfa(DfaKind::Auto))
+        }
+        built => built,
+    }
+    .unwrap_or_else(|e| panic!("{rules:?} do not build ({engine:?}): {e}"))
 }
 
 /// `cases` cases, unless `PROPTEST_CASES` asks for another number (for a
@@ -528,8 +542,7 @@ fn check_holdback_on(
     // Minimal hold-back is the fast paths' promise (with them off, a
     // match may be released a byte later): `NO_FAST_PATHS_VAR` does not
     // apply here.
-    let compiled = oracle::build_with(rules, engine.own_config())
-        .unwrap_or_else(|e| panic!("{rules:?} do not build ({engine:?}): {e}"));
+    let compiled = build_on(rules, engine, engine.own_config());
     let oracle = Oracle::new(rules);
     let mut r = compiled.replacer();
     let emitted = r
