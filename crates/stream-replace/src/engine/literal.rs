@@ -398,6 +398,12 @@ impl Program {
         }
     }
 
+    /// Whether ASCII letters match either case.
+    #[cfg(test)]
+    pub(crate) fn caseless(&self) -> bool {
+        self.caseless
+    }
+
     /// Whether a literal starts with a UTF-8 continuation byte.
     #[inline(always)]
     pub(crate) fn starts_in_char(&self) -> bool {

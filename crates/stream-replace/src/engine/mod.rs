@@ -253,9 +253,9 @@ macro_rules! each_matcher {
 
 impl Program {
     /// Compiles the rules' patterns. With `Config::literal_matcher` on, the
-    /// literals go to the Aho-Corasick matcher (all of them when every
-    /// literal is case-sensitive or every one caseless; otherwise the
-    /// caseless ones go to the threads) and the rest to the threads.
+    /// literals go to the Aho-Corasick matcher (all of them unless some
+    /// with ASCII letters are caseless and some case-sensitive: see
+    /// `split_by_case`) and the rest to the threads.
     ///
     /// A literal listed after a rule that can match the empty string stays
     /// with the threads: where that rule matches empty, `find_iter` skips
@@ -275,11 +275,8 @@ impl Program {
                 .enumerate()
                 .filter_map(|(i, s)| s.literal().map(|(b, c)| (i, b, c)))
                 .collect();
-            if lits.iter().any(|l| !l.2) {
-                lits.retain(|l| !l.2);
-            }
         }
-        let caseless = lits.first().is_some_and(|l| l.2);
+        let caseless = split_by_case(&mut lits, sources)?;
         let mut on_ac = vec![false; sources.len()];
         for l in &lits {
             on_ac[l.0] = true;
@@ -335,6 +332,63 @@ impl Program {
     pub(crate) fn dense_size(&self) -> Option<usize> {
         self.threads.as_ref().and_then(threads::Program::dense_size)
     }
+}
+
+/// The most literals with ASCII letters that `split_by_case` sends to the
+/// threads. Their build grows about quadratically in caseless literals:
+/// 3 s for 1,000, 11.5 s for 2,000, 45 s for 4,000 (release, the
+/// `caseless` bench's mixed sets).
+const MAX_SPLIT_LITERALS: usize = 2_000;
+
+/// Keeps in `lits` (rule, bytes, caseless) the literals the one automaton
+/// takes and returns whether it is caseless; the others go to the threads.
+///
+/// A literal without ASCII letters matches the same text either way, so it
+/// goes with the others whatever its flag. When literals with letters are
+/// of both kinds, the more numerous kind stays (the case-sensitive one on
+/// a tie): the threads build and step the rest, exactly, as they would any
+/// regex, but slower the more there are; past `MAX_SPLIT_LITERALS` this
+/// fails rather than build for minutes.
+fn split_by_case(
+    lits: &mut Vec<(usize, &[u8], bool)>,
+    sources: &[Source<'_>],
+) -> Result<bool, Error> {
+    let lettered = |b: &[u8]| b.iter().any(u8::is_ascii_alphabetic);
+    let caseless = lits.iter().filter(|l| l.2 && lettered(l.1)).count();
+    let cased = lits.iter().filter(|l| !l.2 && lettered(l.1)).count();
+    let keep_caseless = caseless > cased;
+    let moved = caseless.min(cased);
+    if moved > MAX_SPLIT_LITERALS {
+        // Blames the first literal past the limit.
+        let (rule, ..) = lits
+            .iter()
+            .filter(|l| l.2 != keep_caseless && lettered(l.1))
+            .nth(MAX_SPLIT_LITERALS)
+            .copied()
+            .unwrap_or((0, &[], false));
+        let (kind, other) = if keep_caseless {
+            ("case-sensitive", "caseless")
+        } else {
+            ("caseless", "case-sensitive")
+        };
+        let message = format!(
+            "{caseless} caseless and {cased} case-sensitive literals: one automaton takes the \
+             {other} ones, and the {moved} {kind} ones would go to the regex engine, over its \
+             limit of {MAX_SPLIT_LITERALS} such literals: make the literals with letters all \
+             caseless or all case-sensitive, or split them between two rule sets"
+        );
+        let pattern = match &sources[rule] {
+            Source::Literal(s) | Source::Regex { source: s, .. } => *s,
+        };
+        return Err(Error::new(
+            ErrorKind::TooBig,
+            Some(rule),
+            Some(pattern),
+            message,
+        ));
+    }
+    lits.retain(|l| l.2 == keep_caseless || !lettered(l.1));
+    Ok(keep_caseless)
 }
 
 /// One stream's state: the tape and its matchers. Positions are stream
@@ -862,5 +916,113 @@ impl StreamState {
         }
         #[cfg(not(debug_assertions))]
         let _ = prog;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` distinct words of lowercase ASCII letters.
+    fn words(n: usize) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|mut i| {
+                let mut w = b"w".to_vec();
+                loop {
+                    w.push(b'a' + (i % 26) as u8);
+                    i /= 26;
+                    if i == 0 {
+                        return w;
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// A regex rule that is the literal `bytes`, caseless or not.
+    fn lit(bytes: &[u8], caseless: bool) -> Source<'static> {
+        Source::Regex {
+            source: "(literal)",
+            literal: Some((bytes.to_vec(), caseless)),
+            empty: false,
+        }
+    }
+
+    /// The rules on the literal matcher, whether it is caseless, and the
+    /// rules on the threads.
+    fn partition(sources: &[Source<'_>]) -> (Vec<usize>, bool, Vec<usize>) {
+        let prog = Program::new(sources, &Config::new()).unwrap();
+        let caseless = prog.literal.as_ref().is_some_and(|p| p.caseless());
+        let [threads, literal] = prog.rules;
+        (literal, caseless, threads)
+    }
+
+    /// The cliff: one letterless `(?i)` term (which the parser reports as
+    /// case-sensitive) among 1,624 caseless ones sent all of them to the
+    /// threads. All of them stay on one caseless automaton, and no regex
+    /// is built.
+    #[test]
+    fn letterless_term_keeps_caseless_literals_on_the_automaton() {
+        let words = words(1_624);
+        for at in [0, 800, 1_624] {
+            let mut sources: Vec<Source<'_>> = words.iter().map(|w| lit(w, true)).collect();
+            sources.insert(at, lit(b"12", false));
+            let prog = Program::new(&sources, &Config::new()).unwrap();
+            assert!(prog.threads.is_none(), "letterless term at {at}");
+            assert!(prog.literal.as_ref().is_some_and(|p| p.caseless()));
+            assert_eq!(prog.rules[LITERAL], (0..1_625).collect::<Vec<_>>());
+            assert!(prog.literals_only);
+        }
+        // Flagged caseless, it goes with case-sensitive literals just the
+        // same.
+        let sources = [lit(b"ab", false), lit(b"--", true), lit(b"cd", false)];
+        assert_eq!(partition(&sources), (vec![0, 1, 2], false, vec![]));
+    }
+
+    /// Lettered literals of both kinds: the more numerous kind stays on the
+    /// automaton (the case-sensitive one on a tie) with every letterless
+    /// one; the rest go to the threads.
+    #[test]
+    fn mixed_case_literals_keep_the_larger_kind() {
+        let sources = [
+            lit(b"ab", true),
+            lit(b"12", false),
+            lit(b"cd", true),
+            lit(b"Ef", false),
+            lit(b"gh", true),
+        ];
+        assert_eq!(partition(&sources), (vec![0, 1, 2, 4], true, vec![3]));
+        let sources = [
+            lit(b"ab", true),
+            lit(b"Cd", false),
+            lit(b"-", true),
+            lit(b"ef", false),
+        ];
+        assert_eq!(partition(&sources), (vec![1, 2, 3], false, vec![0]));
+        let sources = [lit(b"ab", true), lit(b"Cd", false)];
+        assert_eq!(partition(&sources), (vec![1], false, vec![0]));
+    }
+
+    /// More than `MAX_SPLIT_LITERALS` lettered literals of the smaller kind
+    /// fail at once with `TooBig`, blaming the first one past the limit and
+    /// naming the limit.
+    #[test]
+    fn too_many_literals_for_the_threads_fail_fast() {
+        let words = words(2 * MAX_SPLIT_LITERALS + 2);
+        let (a, b) = words.split_at(MAX_SPLIT_LITERALS + 1);
+        let mut sources: Vec<Source<'_>> = a.iter().map(|w| lit(w, true)).collect();
+        sources.extend(b.iter().map(|w| lit(w, false)));
+        let err = Program::new(&sources, &Config::new()).unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::TooBig);
+        assert_eq!(err.rule(), Some(MAX_SPLIT_LITERALS));
+        let message = err.to_string();
+        assert!(
+            message.contains(&MAX_SPLIT_LITERALS.to_string()) && message.contains("caseless"),
+            "{message}"
+        );
+        // Without the literal matcher every rule is a regex of the threads
+        // as asked: no such limit.
+        let sources = &sources[..3];
+        assert!(Program::new(sources, &Config::new().literal_matcher(false)).is_ok());
     }
 }

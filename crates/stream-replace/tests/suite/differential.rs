@@ -1150,6 +1150,61 @@ proptest! {
     }
 }
 
+// ---- caseless literals without letters ----
+
+/// Literals with and without ASCII letters, caseless and case-sensitive,
+/// overlapping: a letterless literal matches the same text either way, so
+/// it joins whichever automaton takes the lettered ones, and a mixed set
+/// keeps the more numerous kind on it. `(?i)a1` before or after `(?i)1`
+/// (and `1-`, `-1`) checks rule priority across the two matchers.
+const CASE_MIX: &[&str] = &[
+    "(?i)12", "(?i)1", "(?i)--", "(?i)-1", "(?i)a1", "(?i)ab", "(?i)b1", "(?i)1b", "l:12", "l:1-",
+    "l:a1", "l:A", "l:b", "(?i)a", "1+",
+];
+
+/// Pieces of texts for `CASE_MIX`.
+const CASE_MIX_ATOMS: &[&str] = &[
+    "a", "A", "b", "B", "1", "2", "-", "12", " ", "é", "\u{212A}",
+];
+
+fn case_mix_rules_strategy() -> impl Strategy<Value = Vec<Rule>> {
+    proptest::collection::vec(proptest::sample::select(CASE_MIX), 1..=7).prop_map(|pats| {
+        pats.into_iter()
+            .enumerate()
+            .map(|(i, p)| Rule {
+                pat: match p.strip_prefix("l:") {
+                    Some(l) => Pat::Literal(l.to_string()),
+                    None => Pat::Regex(p.to_string()),
+                },
+                repl: Repl::Text(format!("<{i}>")),
+            })
+            .collect()
+    })
+}
+
+fn case_mix_text_strategy() -> impl Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(CASE_MIX_ATOMS), 0..24)
+        .prop_map(|a| a.concat())
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// Caseless and case-sensitive literals with and without letters:
+    /// `replace_all` equals the `meta` oracle, and every engine's streams,
+    /// literal matcher on and off, over random splits, equal it.
+    #[test]
+    fn letterless_caseless_literals_match_oracle(rules in case_mix_rules_strategy(), text in case_mix_text_strategy(), cuts in cuts_strategy()) {
+        check_str(&rules, &text, &cuts)?;
+    }
+
+    /// Decided before released, and minimal hold-back, on the same sets.
+    #[test]
+    fn letterless_caseless_literals_holdback_is_decided_and_minimal(rules in case_mix_rules_strategy(), prefix in case_mix_text_strategy()) {
+        check_holdback_with(&rules, &prefix, CASE_MIX_ATOMS)?;
+    }
+}
+
 // ---- a literal listed between regexes ----
 
 /// Regexes around a literal: a later rule that runs on where an earlier

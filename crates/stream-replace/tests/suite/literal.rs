@@ -199,6 +199,34 @@ fn caseless_literals_fold_exactly() {
     check(&["(?-u:(?i)ab)", "l:x"], &["aB x"]);
 }
 
+/// A caseless literal without letters (`(?i)12`, which the parser reports
+/// as case-sensitive, and `(?i)--`) joins the caseless literals' automaton
+/// (the cliff: it used to send them all to the regex engine); listed
+/// before or after a lettered literal that overlaps it, rule order holds.
+#[test]
+fn letterless_caseless_literal_among_caseless_ones() {
+    check(&["(?i)ab", "(?i)12", "(?i)cd"], &["AB 12 cD", "1", "2 aB"]);
+    check(&["(?i)a1", "(?i)1"], &["A1 a1 1 xa", "1"]);
+    check(&["(?i)1", "(?i)a1"], &["A1 a1 1 xa", "1"]);
+    check(&["(?i)--", "(?i)x-", "(?i)-x"], &["X--X x-x -", "-X"]);
+    check(&["l:12", "(?i)a12", "(?i)b"], &["A12 12 B a1", "2b"]);
+}
+
+/// Lettered literals of both kinds: the larger kind stays on the literal
+/// matcher, with the letterless ones, and the other goes to the regex
+/// engine; matches are the same whichever it is.
+#[test]
+fn mixed_case_literals_with_letterless_ones() {
+    check(
+        &["(?i)ab", "l:Ab", "(?i)b1", "(?i)1", "l:A1", "(?i)cd"],
+        &["AB Ab ab B1 A1 a1 1", "CD cd", "A", "b1"],
+    );
+    check(
+        &["l:Ab", "l:b1", "(?i)1", "(?i)ab", "l:aB"],
+        &["AB Ab aB ab B1 b1", "A", "b1"],
+    );
+}
+
 /// CJK and emoji literals, cut inside their characters by byte streams.
 #[test]
 fn multibyte_literals() {
