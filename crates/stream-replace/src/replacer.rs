@@ -442,14 +442,14 @@ impl Replacer {
         let prog = &self.rules.inner.program;
         let token = self
             .stream
-            .feed_token(prog, chunk.as_bytes(), true, |held, cut| {
+            .feed_token(prog, chunk.as_bytes(), true, |held| {
                 if !held.is_empty() {
                     push_text(out, held);
                 }
-                out.push_str(&chunk[..cut]);
             });
-        if let Some(held) = token {
-            if held <= self.max_held {
+        if let Some(fed) = token {
+            out.push_str(&chunk[..fed.cut]);
+            if fed.held <= self.max_held {
                 return Ok(());
             }
             return self.held_limit_str(out);
