@@ -610,6 +610,10 @@ pub(crate) struct StreamGuard {
     pub(crate) counters: Counters,
     /// Set by a block, until the stream fails with it.
     pub(crate) block: Option<Block>,
+    /// Where a `&str` stream builds a replacement before appending it:
+    /// here rather than in the sink, so that the sink is one word smaller
+    /// (it is built on every feed).
+    pub(crate) scratch: Vec<u8>,
 }
 
 impl StreamGuard {
@@ -621,6 +625,7 @@ impl StreamGuard {
             values: false,
             counters: Counters::new(&rules.inner.meta),
             block: None,
+            scratch: Vec::new(),
         }
     }
 

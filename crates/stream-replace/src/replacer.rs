@@ -442,25 +442,20 @@ impl Replacer {
         let prog = &self.rules.inner.program;
         let token = self
             .stream
-            .feed_token(prog, chunk.as_bytes(), true, |held, cut| {
+            .feed_token(prog, chunk.as_bytes(), true, |held| {
                 if !held.is_empty() {
                     push_text(out, held);
                 }
-                out.push_str(&chunk[..cut]);
             });
-        if let Some(held) = token {
-            if held <= self.max_held {
+        if let Some(fed) = token {
+            out.push_str(&chunk[..fed.cut]);
+            if fed.held <= self.max_held {
                 return Ok(());
             }
             return self.held_limit_str(out);
         }
         let limit = held_limit(self.max_held, &self.rules.inner.config);
-        let (rules, state, guard, scratch) = (
-            &self.rules,
-            &mut self.state,
-            &mut self.guard,
-            &mut self.text_out,
-        );
+        let (rules, state, guard) = (&self.rules, &mut self.state, &mut self.guard);
         let prog = &self.rules.inner.program;
         let fed = self
             .stream
@@ -470,7 +465,6 @@ impl Replacer {
                     state,
                     guard,
                     out,
-                    scratch,
                 },
                 chunk,
             });
@@ -1010,7 +1004,6 @@ impl Replacer {
             state: &mut self.state,
             guard: &mut self.guard,
             out,
-            scratch: &mut self.text_out,
         };
         let prog = &self.rules.inner.program;
         match self.stream.over_limit(prog, &limit, true, &mut sink) {
@@ -1216,8 +1209,6 @@ struct StrOut<'a> {
     state: &'a mut State,
     guard: &'a mut StreamGuard,
     out: &'a mut String,
-    /// Where a replacement is built before it is appended.
-    scratch: &'a mut Vec<u8>,
 }
 
 impl Sink for StrOut<'_> {
@@ -1237,7 +1228,8 @@ impl Sink for StrOut<'_> {
         if guard::apply_plain_text(self.rules, self.guard, rule, self.out) {
             return Verdict::Accept;
         }
-        self.scratch.clear();
+        let mut scratch = std::mem::take(&mut self.guard.scratch);
+        scratch.clear();
         let verdict = guard::apply(
             self.rules,
             self.guard,
@@ -1247,9 +1239,10 @@ impl Sink for StrOut<'_> {
             rule,
             start,
             end,
-            self.scratch,
+            &mut scratch,
         );
-        push_text(self.out, self.scratch);
+        push_text(self.out, &scratch);
+        self.guard.scratch = scratch;
         verdict
     }
 

@@ -50,6 +50,16 @@ struct LiteralFeed {
     cut: usize,
 }
 
+/// What `StreamState::feed_token` did with a chunk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TokenFed {
+    /// The length of the chunk's prefix that is released (after the text
+    /// the stream held before).
+    pub(crate) cut: usize,
+    /// How many bytes the stream holds after the chunk.
+    pub(crate) held: usize,
+}
+
 /// The longest chunk fed to the matchers whole, without the in-place scan
 /// of the general path: token-sized feeds, whose per-feed cost that scan
 /// would raise.
@@ -115,24 +125,29 @@ impl StreamState {
 
     /// `feed_chunk`'s token path alone, for a caller that writes its
     /// output without a sink: when it applies (`step_literals`), gives
-    /// `emit` the text the stream held that is now released and the length
-    /// of the chunk's prefix that follows it in the output, applies the
-    /// chunk, and returns how many bytes the stream then holds (the caller
-    /// checks the limit: `over_limit`). `None`, having changed nothing,
-    /// when it does not apply.
+    /// `held_text` the text the stream held that is now released, applies
+    /// the chunk, and returns how long the prefix of the chunk is that
+    /// follows that text in the output (the caller writes it) and how many
+    /// bytes the stream then holds (the caller checks the limit:
+    /// `over_limit`). `None`, having changed nothing, when it does not
+    /// apply. The prefix is left to the caller, after the commit, so that
+    /// little is live across the copy's call.
     #[inline(always)]
     pub(crate) fn feed_token(
         &mut self,
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-        emit: impl FnOnce(&[u8], usize),
-    ) -> Option<usize> {
+        held_text: impl FnOnce(&[u8]),
+    ) -> Option<TokenFed> {
         let feed = self.step_literals(prog, chunk, whole_chars)?;
-        emit(self.tape.held_before(feed.safe), feed.cut);
-        let held = feed.held;
+        held_text(self.tape.held_before(feed.safe));
+        let fed = TokenFed {
+            cut: feed.cut,
+            held: feed.held,
+        };
         self.commit_literals(prog, chunk, feed);
-        Some(held)
+        Some(fed)
     }
 
     /// `feed_chunk` past its token path. Out of line, so that the token
