@@ -58,9 +58,29 @@ fn labels() -> Vec<&'static str> {
     detectors().rules().iter().map(|r| label(r.mask)).collect()
 }
 
-/// The regex of a placeholder of any label, such as `[EMAIL_12]`.
-fn placeholder_pattern() -> String {
-    format!(r"\[(?:{})_[0-9]+\]", labels().join("|"))
+/// The regex of a placeholder of one of `labels`, such as `[EMAIL_12]`.
+pub(crate) fn placeholder_pattern(labels: &[&str]) -> String {
+    format!(r"\[(?:{})_[0-9]+\]", labels.join("|"))
+}
+
+/// Adds the rule for placeholders of `labels` (such as `[EMAIL_12]`)
+/// that the caller typed. A typed placeholder is a value too: it gets a
+/// fresh placeholder of its own in the lent vault, so it comes back as
+/// typed and never stands for another value of the vault.
+pub(crate) fn add_typed_placeholders(mask: &mut RulesBuilder, labels: Vec<&'static str>) {
+    mask.rule(
+        Pattern::regex(placeholder_pattern(&labels)),
+        Replacement::with(move |caps| {
+            let text = caps.as_str();
+            let label = labels
+                .iter()
+                .copied()
+                .filter(|l| text[1..].starts_with(l) && text[1 + l.len()..].starts_with('_'))
+                .max_by_key(|l| l.len())
+                .unwrap_or("PLACEHOLDER");
+            lent_placeholder(label, text)
+        }),
+    );
 }
 
 fn rule_of(r: &pack::PackRule, replacement: Replacement) -> Rule {
@@ -126,25 +146,8 @@ pub(crate) struct Detectors {
 
 impl Detectors {
     pub(crate) fn new() -> Result<Detectors, stream_replace::Error> {
-        let labels = labels();
         let mut mask = Rules::builder();
-        // A placeholder the caller typed is a value too: it gets a fresh
-        // placeholder of its own, so it comes back as typed and never
-        // stands for another value of the vault.
-        let typed = labels.clone();
-        mask.rule(
-            Pattern::regex(placeholder_pattern()),
-            Replacement::with(move |caps| {
-                let text = caps.as_str();
-                let label = typed
-                    .iter()
-                    .copied()
-                    .filter(|l| text[1..].starts_with(l) && text[1 + l.len()..].starts_with('_'))
-                    .max_by_key(|l| l.len())
-                    .unwrap_or("PLACEHOLDER");
-                VAULT.with(|v| v.borrow_mut().placeholder(label, text))
-            }),
-        );
+        add_typed_placeholders(&mut mask, labels());
         let mut find = Rules::builder();
         for r in detectors().rules() {
             let l = label(r.mask);
@@ -470,7 +473,7 @@ pub fn response_rules(config: Config) -> Result<Rules, stream_replace::Error> {
         })
     });
     let mut builder = Rules::builder();
-    builder.rule(Pattern::regex(placeholder_pattern()), restore);
+    builder.rule(Pattern::regex(placeholder_pattern(&labels())), restore);
     for r in detectors().rules() {
         let redaction = format!("[{}_REDACTED]", label(r.mask));
         let id = r.id;

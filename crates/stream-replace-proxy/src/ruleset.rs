@@ -420,24 +420,7 @@ impl RuleSet {
         let mut mask = Rules::builder();
         let mut find = Rules::builder();
         if !labels.is_empty() {
-            // A placeholder the caller typed gets a placeholder of its own,
-            // as with the built-in rules.
-            let typed = labels.clone();
-            mask.rule(
-                Pattern::regex(placeholder_pattern(&labels)),
-                Replacement::with(move |caps| {
-                    let text = caps.as_str();
-                    let label = typed
-                        .iter()
-                        .copied()
-                        .filter(|l| {
-                            text[1..].starts_with(l) && text[1 + l.len()..].starts_with('_')
-                        })
-                        .max_by_key(|l| l.len())
-                        .unwrap_or("PLACEHOLDER");
-                    detect::lent_placeholder(label, text)
-                }),
-            );
+            detect::add_typed_placeholders(&mut mask, labels);
         }
         for spec in &self.rules {
             let label = intern(&spec.label);
@@ -487,7 +470,7 @@ impl RuleSet {
         let mut builder = Rules::builder();
         if !labels.is_empty() {
             builder.rule(
-                Pattern::regex(placeholder_pattern(&labels)),
+                Pattern::regex(detect::placeholder_pattern(&labels)),
                 Replacement::with(|caps| detect::lent_restore(caps.as_str())),
             );
         }
@@ -512,10 +495,6 @@ impl RuleSet {
 
 /// The regex of a placeholder of any of `labels`, such as `[EMAIL_12]`.
 /// Labels are `[A-Z][A-Z0-9_]*`, so they need no escaping.
-fn placeholder_pattern(labels: &[&str]) -> String {
-    format!(r"\[(?:{})_[0-9]+\]", labels.join("|"))
-}
-
 /// An extra rule as the settings file gives it.
 pub(crate) fn extra_rule(
     id: String,
