@@ -53,19 +53,21 @@
 #![warn(missing_debug_implementations)]
 
 mod detect;
-mod layer;
 mod metrics;
 mod proxy;
 mod route;
 mod ruleset;
-mod scan;
 mod settings;
 
 pub use crate::detect::{detectors, response_rules, with_vault, Vault};
-pub use crate::layer::{Api, GuardLayer, Guarded, GuardedResponseBody, ResponseGuard};
 pub use crate::metrics::Metrics;
-pub use crate::proxy::{
-    serve, serve_metrics, serve_with_shutdown, Config, GuardedBody, LOGPROBS_HEADER,
-};
+pub use crate::proxy::{serve, serve_metrics, serve_with_shutdown, Config, LOGPROBS_HEADER};
 pub use crate::ruleset::{LogprobsPolicy, RuleSet};
 pub use crate::settings::{Settings, SettingsError};
+/// The response layer this proxy is built on, from `stream-replace-sse`
+/// (feature `http`): see [`RuleSet::response_guard`] for a guard with the
+/// proxy's rules.
+pub use stream_replace_sse::{
+    Api, GuardError, GuardLayer, Guarded, GuardedBody, GuardedResponseBody, Hooks, Limits,
+    ResponseGuard,
+};
