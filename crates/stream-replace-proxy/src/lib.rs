@@ -26,6 +26,11 @@
 //!   `logprobs` are dropped. What the proxy cannot parse (unknown SSE
 //!   fields, data that is not JSON, a compressed body) ends the response
 //!   with an error: a 502 before the first byte, an error event after.
+//!   That path is `stream-replace-sse`'s response layer (feature `http`),
+//!   re-exported here ([`ResponseGuard`], [`GuardedBody`], [`GuardLayer`],
+//!   [`Hooks`]); the proxy plugs its vault, deadlines, metrics and access
+//!   log into it as [`Hooks`], and a gateway can embed the same path with
+//!   [`RuleSet::response_guard`].
 //! * **Rules.** The detectors and the request-side policies are a
 //!   [`RuleSet`] on the [`Config`]: the built-in `pii` set by default, or
 //!   the packs, extra rules, allowlist, request masking and logprobs
