@@ -158,6 +158,46 @@ fn ascii_case_pair(class: &Class) -> Option<u8> {
     (a.is_ascii_uppercase() && b == a.to_ascii_lowercase()).then_some(b)
 }
 
+/// Whether `hir` holds a class that is exactly an ASCII letter's case
+/// folds, as `(?i)` makes of the letter: `[Aa]`, or `[Kk\u{212A}]` and
+/// `[Ss\u{17F}]` for the letters that also fold to the Kelvin sign and the
+/// long s. A hand-written `[Aa]` counts too: it costs the engine the same.
+fn has_case_fold(hir: &Hir) -> bool {
+    let mut stack = vec![hir];
+    while let Some(h) = stack.pop() {
+        match h.kind() {
+            HirKind::Class(class) => {
+                if is_case_fold(class) {
+                    return true;
+                }
+            }
+            HirKind::Repetition(r) => stack.push(&r.sub),
+            HirKind::Capture(c) => stack.push(&c.sub),
+            HirKind::Concat(parts) | HirKind::Alternation(parts) => stack.extend(parts),
+            HirKind::Empty | HirKind::Literal(_) | HirKind::Look(_) => {}
+        }
+    }
+    false
+}
+
+/// Whether `class` is exactly an ASCII letter's case folds (see
+/// `has_case_fold`).
+fn is_case_fold(class: &Class) -> bool {
+    if ascii_case_pair(class).is_some() {
+        return true;
+    }
+    let Class::Unicode(c) = class else {
+        return false;
+    };
+    match c.ranges() {
+        [a, b, c] if [a, b, c].iter().all(|r| r.start() == r.end()) => matches!(
+            [a.start(), b.start(), c.start()],
+            ['K', 'k', '\u{212A}'] | ['S', 's', '\u{17F}']
+        ),
+        _ => false,
+    }
+}
+
 /// A builder of [`Rules`]: add rules in priority order, then
 /// [`build`](RulesBuilder::build).
 ///
@@ -419,6 +459,7 @@ impl RulesBuilder {
                 source: &pattern.source,
                 literal: literal_of(&hir),
                 empty: hir.properties().minimum_len().is_none_or(|n| n == 0),
+                caseless: has_case_fold(&hir),
             });
         }
         // The engine's automata, shared by the streams and `replace_all`.
