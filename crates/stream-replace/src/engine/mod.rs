@@ -427,18 +427,34 @@ fn check_caseless_regexes(
         return Ok(());
     };
     let count = limit + 1 + caseless.count();
+    Err(caseless_too_big(
+        rule,
+        sources[rule].source(),
+        Some(count),
+        limit,
+    ))
+}
+
+/// The error of `Config::caseless_regex_limit`, blaming `rule`: `count`
+/// caseless rules would go to the regex engine, or more than `limit` when
+/// the count is not known (the build stopped at the first past it).
+pub(crate) fn caseless_too_big(
+    rule: usize,
+    pattern: &str,
+    count: Option<usize>,
+    limit: usize,
+) -> Error {
+    let count = match count {
+        Some(n) => n.to_string(),
+        None => format!("more than {limit}"),
+    };
     let message = format!(
         "{count} caseless rules (matching ASCII letters in either case, as (?i) makes them) \
          would go to the regex engine, over the limit of {limit}, past which its build takes \
          more than seconds; raise it with Config::caseless_regex_limit (the build then takes \
          longer), or split the rules between rule sets"
     );
-    Err(Error::new(
-        ErrorKind::TooBig,
-        Some(rule),
-        Some(sources[rule].source()),
-        message,
-    ))
+    Error::new(ErrorKind::TooBig, Some(rule), Some(pattern), message)
 }
 
 /// One stream's state: the tape and its matchers. Positions are stream

@@ -395,7 +395,7 @@ fn caseless_regex_limit_names_its_setter() {
     assert_eq!(err.rule(), Some(6));
     let message = err.to_string();
     assert!(
-        message.contains("3 caseless rules")
+        message.contains("more than 2 caseless rules")
             && message.contains("limit of 2,")
             && message.contains("Config::caseless_regex_limit"),
         "{message}"
