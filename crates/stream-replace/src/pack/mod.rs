@@ -96,7 +96,7 @@
 //! | `alibaba_access_key_id` | `[ALIBABA_KEY]` | mask | | |
 //! | `databricks_token` | `[DATABRICKS_TOKEN]` | mask | | |
 //! | `hashicorp_vault_token` | `[VAULT_TOKEN]` | mask | | |
-//! | `terraform_cloud_token` | `[TERRAFORM_TOKEN]` | mask | a 14-character id | |
+//! | `terraform_cloud_token` | `[TERRAFORM_TOKEN]` | mask | [`terraform_token_id`](crate::validate::terraform_token_id) | |
 //! | `doppler_token` | `[DOPPLER_TOKEN]` | mask | | |
 //! | `pulumi_token` | `[PULUMI_TOKEN]` | mask | | |
 //! | `grafana_token` | `[GRAFANA_TOKEN]` | mask | | |

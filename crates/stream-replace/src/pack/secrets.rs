@@ -4,6 +4,7 @@
 //! credential rules catch the value by its label instead.
 
 use super::rule::{PackAction, PackRule};
+use crate::validate;
 
 /// A masking vendor rule with no validator and no template.
 const fn vendor(
@@ -122,7 +123,7 @@ pub(super) const TERRAFORM_TOKEN: PackRule = PackRule {
     pattern: r"[A-Za-z0-9]+\.atlasv1\.[A-Za-z0-9_=-]{60,70}",
     mask: "[TERRAFORM_TOKEN]",
     action: PackAction::Mask,
-    validator: Some(terraform_token_id),
+    validator: Some(validate::terraform_token_id),
     template: None,
     what: "HCP Terraform (Terraform Cloud) API tokens: 14 letters or digits, \
            `.atlasv1.`, and 60 to 70 of `[A-Za-z0-9_=-]`. Where more letters or \
@@ -130,12 +131,6 @@ pub(super) const TERRAFORM_TOKEN: PackRule = PackRule {
            and what follows are masked.",
     misses: "A token cut short or re-wrapped over lines.",
 };
-
-/// Whether a `terraform_cloud_token` match has exactly 14 characters
-/// before its first `.` (the pattern makes them letters or digits).
-fn terraform_token_id(s: &str) -> bool {
-    s.find('.') == Some(14)
-}
 
 pub(super) const DOPPLER_TOKEN: PackRule = vendor(
     "doppler_token",
