@@ -14,13 +14,18 @@
 //! - `deny_1000_tokens`: the gateway bench's 1,000-term deny list, 200
 //!   replies fed in token-sized chunks through one reused stream;
 //! - `pii_tokens`: the PII set (Unicode `\b`) over the same replies;
-//! - `pii_4k`: the PII set over 1 MB of the corpus in 4 KiB chunks.
+//! - `pii_4k`: the PII set over 1 MB of the corpus in 4 KiB chunks;
+//! - `pack_pii_before_tokens`, `pack_pii_secrets_tokens`: the packs bench's
+//!   `pii_before` and `pii_secrets` sets (blocks turned into masks, each
+//!   pack's own `Pack::config`) over the same 200 replies, a fresh stream
+//!   per reply as in that bench.
 //!
 //! Each prints the bytes it sent, a check that the work was done.
 
 use std::hint::black_box;
 
-use stream_replace::{Config, Replacer};
+use stream_replace::pack::{self, Pack};
+use stream_replace::{Config, Replacer, Rules};
 
 mod corpus;
 mod workload;
@@ -35,7 +40,43 @@ fn stream_workload(r: &mut Replacer, replies: &[Vec<&str>], out: &mut String) ->
     sent
 }
 
+/// Streams every reply through a fresh replacer of `rules`, as the packs
+/// bench does.
+#[inline(never)]
+fn stream_workload_fresh(rules: &Rules, replies: &[Vec<&str>], out: &mut String) -> usize {
+    let mut sent = 0;
+    for chunks in replies {
+        sent += corpus::stream_chunks(&mut rules.replacer(), chunks, out);
+    }
+    sent
+}
+
+fn run_pack(name: &str, pack: Pack) {
+    let pack = pack.without_blocks();
+    let mut builder = Rules::builder();
+    pack.add_to(&mut builder);
+    let rules = builder
+        .config(pack.config())
+        .build()
+        .expect("the packs compile");
+    let replies = workload::replies(200);
+    let input = workload::tokenize(&replies);
+    let mut out = String::with_capacity(8192);
+    let sent = stream_workload_fresh(&rules, black_box(&input), &mut out);
+    println!("{name}: sent {sent} bytes");
+}
+
 fn run(name: &str) {
+    match name {
+        "pack_pii_before_tokens" => {
+            return run_pack(
+                name,
+                pack::pii().without("phone_intl").without("phone_national"),
+            )
+        }
+        "pack_pii_secrets_tokens" => return run_pack(name, pack::pii().and(pack::secrets())),
+        _ => {}
+    }
     let (rules, input): (Vec<corpus::Rule>, Vec<Vec<&str>>);
     let replies;
     let text;
@@ -55,7 +96,10 @@ fn run(name: &str) {
             rules = corpus::PII_UNICODE_B.to_vec();
         }
         _ => {
-            eprintln!("unknown workload {name}: deny_1000_tokens, pii_tokens, pii_4k");
+            eprintln!(
+                "unknown workload {name}: deny_1000_tokens, pii_tokens, pii_4k, \
+                 pack_pii_before_tokens, pack_pii_secrets_tokens"
+            );
             std::process::exit(2);
         }
     }
@@ -73,7 +117,13 @@ fn main() {
         .filter(|a| !a.starts_with('-'))
         .collect();
     if names.is_empty() {
-        for name in ["deny_1000_tokens", "pii_tokens", "pii_4k"] {
+        for name in [
+            "deny_1000_tokens",
+            "pii_tokens",
+            "pii_4k",
+            "pack_pii_before_tokens",
+            "pack_pii_secrets_tokens",
+        ] {
             run(name);
         }
     } else {

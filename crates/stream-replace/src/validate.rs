@@ -1,6 +1,7 @@
 //! Checks on matched text that a regex cannot express: check digits and
 //! number ranges ([`luhn`], [`us_ssn`], [`iban`]), digit counts
-//! ([`phone`]), whether a labelled value is a value ([`credential`]),
+//! ([`phone`]), whether a labelled value is a value ([`credential`]), the
+//! id length of a Terraform token ([`terraform_token_id`]),
 //! randomness ([`high_entropy`], [`shannon_entropy`]) and the BIP39 word
 //! list and checksum ([`bip39`]).
 //!
@@ -296,6 +297,29 @@ pub fn credential(s: &str) -> bool {
         i += 1;
     }
     credential_value(&s[i..], quoted)
+}
+
+/// Whether `s`, a match of the `terraform_cloud_token` pack rule, has the
+/// 14-character id of an HCP Terraform (Terraform Cloud) API token:
+/// exactly 14 bytes before its first `.` (`xrA5qg1saRCcNB.atlasv1.…`).
+///
+/// The rule matches the id as a run of letters and digits of any length
+/// and leaves the count to this check, so that no match attempt has to
+/// count 14 characters from the start of every word; a longer run is
+/// rejected at each start until its last 14 remain.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace::validate::terraform_token_id;
+///
+/// assert!(terraform_token_id("xrA5qg1saRCcNB.atlasv1.iYdOoJfO"));
+/// assert!(!terraform_token_id("axrA5qg1saRCcNB.atlasv1.iYdOoJfO"));
+/// assert!(!terraform_token_id("rA5qg1saRCcNB.atlasv1.iYdOoJfO"));
+/// assert!(!terraform_token_id("no dot at all"));
+/// ```
+pub fn terraform_token_id(s: &str) -> bool {
+    s.find('.') == Some(14)
 }
 
 /// Whether `part` reads as a name in code or a word: `snake_case`,

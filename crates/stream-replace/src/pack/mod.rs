@@ -96,7 +96,7 @@
 //! | `alibaba_access_key_id` | `[ALIBABA_KEY]` | mask | | |
 //! | `databricks_token` | `[DATABRICKS_TOKEN]` | mask | | |
 //! | `hashicorp_vault_token` | `[VAULT_TOKEN]` | mask | | |
-//! | `terraform_cloud_token` | `[TERRAFORM_TOKEN]` | mask | | |
+//! | `terraform_cloud_token` | `[TERRAFORM_TOKEN]` | mask | [`terraform_token_id`](crate::validate::terraform_token_id) | |
 //! | `doppler_token` | `[DOPPLER_TOKEN]` | mask | | |
 //! | `pulumi_token` | `[PULUMI_TOKEN]` | mask | | |
 //! | `grafana_token` | `[GRAFANA_TOKEN]` | mask | | |
@@ -264,12 +264,16 @@
 //! lazy DFA, `pii` + `secrets` builds in a quarter of the default's time,
 //! and streams as before: the default fell back to the same lazy DFA. It
 //! streams at about 0.43 times the speed of the 16-rule pack (907.99 ms
-//! against 389.40 ms). Two of its rules cost most of that:
-//! `credential_assignment` and `terraform_cloud_token` start at every word
-//! (a label such as `db_password`, a 14-character token id), so a second
-//! match attempt lives through each word beside the one an address could
-//! start; the pack without them streams at 0.68 times the 16-rule pack's
-//! speed (464.98 ms against 315.03 ms in one run, `STREAM_REPLACE_PACKS_WITHOUT=terraform_cloud_token,credential_assignment`).
+//! against 389.40 ms). Two of its rules cost most of that in the shapes
+//! they had then: `credential_assignment` and `terraform_cloud_token`
+//! started at every word (a label such as `db_password`, a 14-character
+//! token id), so a second match attempt lived through each word beside the
+//! one an address could start. Now the first starts at its keyword (or the
+//! `_`, `.`, `-` before it) and the second counts its id in a validator,
+//! which takes 40% off the stream's instructions (255,970,932 to
+//! 154,995,365 over 200 replies; 1.97 times `pii` without the phone
+//! rules, whose dense DFA the lazy one of `pii` + `secrets` cannot match:
+//! `BENCHMARKS.md`, "Packs").
 //! Build the rules once and share them (`Rules` is cheap to clone), and
 //! keep only the rules a deployment needs ([`Pack::without`] drops rules
 //! by id).
