@@ -22,7 +22,7 @@
 
 use super::bytes::is_continuation;
 use super::matcher::{Matcher, Verdict};
-use super::{Halt, Limit, Program, Sink, StreamState, LITERAL, NONE_DECIDED};
+use super::{Halt, Program, Sink, StreamState, LITERAL, NONE_DECIDED};
 use crate::config::HeldLimit;
 
 /// Bytes fed to the matchers at a time when both run: a decision of one
@@ -85,6 +85,10 @@ impl StreamState {
     /// several borrows; building it whole costs a token-sized feed about a
     /// tenth of its work).
     ///
+    /// The stream holds at most `max_held` bytes after each segment
+    /// (`Config::max_held`); past that, the program's policy applies
+    /// (`Config::on_held_limit`, see `over_limit`).
+    ///
     /// # Errors
     ///
     /// [`Halt`] when the sink stopped the stream or the held limit failed
@@ -95,7 +99,7 @@ impl StreamState {
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-        limit: &Limit<'_>,
+        max_held: usize,
         sink: impl FnOnce() -> S,
     ) -> Result<(), Halt> {
         // A stopped stream is failed and reset by its owner before any
@@ -115,12 +119,12 @@ impl StreamState {
             }
             // What the automaton holds is at most the longest literal, but
             // the limit may be lower.
-            if held > limit.max {
-                return self.over_limit(prog, limit, whole_chars, &mut sink);
+            if held > max_held {
+                return self.over_limit(prog, max_held, whole_chars, &mut sink);
             }
             return Ok(());
         }
-        self.feed_general(prog, chunk, whole_chars, limit, &mut sink())
+        self.feed_general(prog, chunk, whole_chars, max_held, &mut sink())
     }
 
     /// `feed_chunk`'s token path alone, for a caller that writes its
@@ -158,16 +162,16 @@ impl StreamState {
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-        limit: &Limit<'_>,
+        max_held: usize,
         sink: &mut impl Sink,
     ) -> Result<(), Halt> {
         if self.token && self.feed_token_matches(prog, chunk, whole_chars, sink) {
-            return self.check_limit(prog, limit, whole_chars, sink);
+            return self.check_limit(prog, max_held, whole_chars, sink);
         }
         if chunk.len() <= SMALL_CHUNK {
-            return self.feed_small(prog, chunk, whole_chars, limit, sink);
+            return self.feed_small(prog, chunk, whole_chars, max_held, sink);
         }
-        self.feed_segments(prog, chunk, whole_chars, limit, sink)
+        self.feed_segments(prog, chunk, whole_chars, max_held, sink)
     }
 
     /// A token-sized chunk, fed whole as one piece: scanning it in place
@@ -180,11 +184,11 @@ impl StreamState {
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-        limit: &Limit<'_>,
+        max_held: usize,
         sink: &mut impl Sink,
     ) -> Result<(), Halt> {
         self.feed_piece(prog, chunk, whole_chars, sink);
-        self.check_limit(prog, limit, whole_chars, sink)
+        self.check_limit(prog, max_held, whole_chars, sink)
     }
 
     /// The main loop over a chunk longer than a token: decided literals
@@ -196,7 +200,7 @@ impl StreamState {
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-        limit: &Limit<'_>,
+        max_held: usize,
         sink: &mut impl Sink,
     ) -> Result<(), Halt> {
         let mut at = 0;
@@ -240,7 +244,7 @@ impl StreamState {
                 0
             };
             at += n - back;
-            self.check_limit(prog, limit, whole_chars, sink)?;
+            self.check_limit(prog, max_held, whole_chars, sink)?;
         }
         Ok(())
     }
@@ -250,15 +254,15 @@ impl StreamState {
     fn check_limit(
         &mut self,
         prog: &Program,
-        limit: &Limit<'_>,
+        max_held: usize,
         whole_chars: bool,
         sink: &mut impl Sink,
     ) -> Result<(), Halt> {
         if self.stopped {
             return Err(Halt::Stopped);
         }
-        if self.tape.held() > limit.max {
-            return self.over_limit(prog, limit, whole_chars, sink);
+        if self.tape.held() > max_held {
+            return self.over_limit(prog, max_held, whole_chars, sink);
         }
         Ok(())
     }
@@ -270,15 +274,15 @@ impl StreamState {
     pub(crate) fn over_limit(
         &mut self,
         prog: &Program,
-        limit: &Limit<'_>,
+        max_held: usize,
         whole_chars: bool,
         sink: &mut impl Sink,
     ) -> Result<(), Halt> {
         let held = self.tape.held();
-        if held <= limit.max {
+        if held <= max_held {
             return Ok(());
         }
-        match limit.policy {
+        match &prog.held_policy {
             HeldLimit::Fail => {
                 self.discard_held(prog);
                 Err(Halt::HeldLimit { held })
