@@ -16,6 +16,15 @@
 //!   case-sensitive ones, for `n` = 1,000, 2,000 and 4,000: the caseless
 //!   words go to the regex engine, and the build time is printed.
 //!
+//! The `fold_builds` target then times one build of each shape whose
+//! case folding leaves ASCII (`(?i)k` also matches the Kelvin sign,
+//! `(?i)s` the long s), with words that all hold a `k` or an `s`:
+//! `(?i)word\d` (not literals) and `(?i)word` (caseless literals the
+//! literal matcher cannot take), 2,000 and 20,000 of each. All of them
+//! stay on the regex engine, whose build is about quadratic in caseless
+//! rules: past `Config::caseless_regex_limit` (2,000) the build fails at
+//! once with `TooBig`. Each is abandoned after 60 s.
+//!
 //! The syllables `ka`, `tes` and `sar` make about half the words regexes
 //! rather than literals: `(?i)k` and `(?i)s` also match the Kelvin sign
 //! and the long s, so those words stay with the regex engine whatever the
@@ -52,6 +61,23 @@ fn words(n: usize) -> Vec<String> {
             w.push_str(rng.pick(SYLLABLES));
         }
         if seen.insert(w.clone()) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// `n` distinct words as `words` makes them, each with a `k` or an `s`.
+fn ks_words(n: usize) -> Vec<String> {
+    let mut rng = corpus::Rng::new(0x4B_E1F1 + n as u64);
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let mut w = String::new();
+        for _ in 0..rng.range(3, 5) {
+            w.push_str(rng.pick(SYLLABLES));
+        }
+        if (w.contains('k') || w.contains('s')) && seen.insert(w.clone()) {
             out.push(w);
         }
     }
@@ -191,9 +217,38 @@ fn time_mixed(n: usize) {
     }
 }
 
+/// Times one build of each shape whose folds leave ASCII (see the
+/// module docs), giving up on each after 60 s.
+fn fold_builds(_: &mut Criterion) {
+    for n in [2_000, 20_000] {
+        let words = ks_words(n);
+        for (shape, suffix) in [("digit", r"\d"), ("literal", "")] {
+            let patterns: Vec<String> = words.iter().map(|w| format!("(?i){w}{suffix}")).collect();
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                let mut b = Rules::builder();
+                for p in &patterns {
+                    b.regex(p, "[X]");
+                }
+                let t = Instant::now();
+                let r = b.config(Config::new()).build().map(drop);
+                let _ = tx.send((t.elapsed(), r));
+            });
+            let name = format!("fold_{shape}_{n}");
+            match rx.recv_timeout(Duration::from_secs(60)) {
+                Ok((d, Ok(()))) => eprintln!("{name}: build {:.3} s", d.as_secs_f64()),
+                Ok((d, Err(e))) => {
+                    eprintln!("{name}: build failed in {:.6} s: {e}", d.as_secs_f64())
+                }
+                Err(_) => eprintln!("{name}: build not done after 60 s"),
+            }
+        }
+    }
+}
+
 criterion_group! {
     name = benches;
     config = corpus::criterion_config();
-    targets = caseless
+    targets = caseless, fold_builds
 }
 criterion_main!(benches);

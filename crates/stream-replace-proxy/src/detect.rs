@@ -496,6 +496,37 @@ thread_local! {
     static VAULT: RefCell<Vault> = RefCell::new(Vault::new());
 }
 
+/// A vault is the [`Hooks`](stream_replace_sse::Hooks) of a guarded
+/// response that restores its placeholders: each call into the rules runs
+/// with the vault lent (see [`with_vault`]).
+///
+/// # Example
+///
+/// ```
+/// use http_body_util::{BodyExt, Full};
+/// use stream_replace_proxy::{Api, RuleSet, Vault};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let guard = RuleSet::default().response_guard()?;
+/// let mut vault = Vault::new();
+/// let placeholder = vault.placeholder("EMAIL", "ann@example.com");
+/// let upstream = Full::new(bytes::Bytes::from(format!(
+///     "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"to {placeholder}, not bob@example.net\"}}}}]}}\n\n"
+/// )));
+/// let out = guard.sse_with(upstream, Api::OpenAi, vault).collect().await?.to_bytes();
+/// let out = String::from_utf8(out.to_vec())?;
+/// assert!(out.contains("to ann@example.com, not "), "{out}");
+/// assert!(out.contains("[EMAIL_REDACTED]") && !out.contains("bob@"), "{out}");
+/// # Ok(())
+/// # }
+/// ```
+impl stream_replace_sse::Hooks for Vault {
+    fn scope(&mut self, call: &mut dyn FnMut()) {
+        with_vault(self, call)
+    }
+}
+
 /// Runs `f` with `vault` as the vault [`response_rules`] restore
 /// placeholders from, on this thread; the previous one is back afterwards.
 ///

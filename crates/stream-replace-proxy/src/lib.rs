@@ -26,6 +26,11 @@
 //!   `logprobs` are dropped. What the proxy cannot parse (unknown SSE
 //!   fields, data that is not JSON, a compressed body) ends the response
 //!   with an error: a 502 before the first byte, an error event after.
+//!   That path is `stream-replace-sse`'s response layer (feature `http`),
+//!   re-exported here ([`ResponseGuard`], [`GuardedBody`], [`GuardLayer`],
+//!   [`Hooks`]); the proxy plugs its vault, deadlines, metrics and access
+//!   log into it as [`Hooks`], and a gateway can embed the same path with
+//!   [`RuleSet::response_guard`].
 //! * **Rules.** The detectors and the request-side policies are a
 //!   [`RuleSet`] on the [`Config`]: the built-in `pii` set by default, or
 //!   the packs, extra rules, allowlist, request masking and logprobs
@@ -53,19 +58,21 @@
 #![warn(missing_debug_implementations)]
 
 mod detect;
-mod layer;
 mod metrics;
 mod proxy;
 mod route;
 mod ruleset;
-mod scan;
 mod settings;
 
 pub use crate::detect::{detectors, response_rules, with_vault, Vault};
-pub use crate::layer::{Api, GuardLayer, Guarded, GuardedResponseBody, ResponseGuard};
 pub use crate::metrics::Metrics;
-pub use crate::proxy::{
-    serve, serve_metrics, serve_with_shutdown, Config, GuardedBody, LOGPROBS_HEADER,
-};
+pub use crate::proxy::{serve, serve_metrics, serve_with_shutdown, Config, LOGPROBS_HEADER};
 pub use crate::ruleset::{LogprobsPolicy, RuleSet};
 pub use crate::settings::{Settings, SettingsError};
+/// The response layer this proxy is built on, from `stream-replace-sse`
+/// (feature `http`): see [`RuleSet::response_guard`] for a guard with the
+/// proxy's rules.
+pub use stream_replace_sse::{
+    Api, GuardError, GuardLayer, Guarded, GuardedBody, GuardedResponseBody, Hooks, Limits,
+    ResponseGuard,
+};

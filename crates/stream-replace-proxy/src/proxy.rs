@@ -20,7 +20,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use serde_json::{json, Value};
-use stream_replace::Rules;
+use stream_replace_sse::{Api, GuardError, Hooks, Limits, ResponseGuard};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
@@ -29,7 +29,6 @@ use crate::detect::{with_vault, Detectors, Vault};
 use crate::metrics::Metrics;
 use crate::route::{self, Route, DEFAULT_PASS_THROUGH};
 use crate::ruleset::{self, LogprobsPolicy, RuleSet};
-use crate::scan::{self, error_event, Flavor, Limits, ScanError, SseScan};
 
 type BoxError = Box<dyn StdError + Send + Sync>;
 type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
@@ -222,18 +221,18 @@ impl Config {
     }
 
     fn limits(&self) -> Limits {
-        Limits {
-            max_held: self.max_held,
-            max_streams: self.max_fields,
-            max_event: self.max_event,
-        }
+        Limits::new()
+            .max_held(self.max_held)
+            .max_streams(self.max_fields)
+            .max_event(self.max_event)
+            .max_body(self.max_response_body)
     }
 }
 
 struct Shared {
     config: Config,
     detectors: Detectors,
-    rules: Rules,
+    guard: ResponseGuard,
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     // The upstream's TLS settings, for `/readyz`'s handshake.
     tls: Arc<rustls::ClientConfig>,
@@ -335,11 +334,12 @@ pub async fn serve_with_shutdown(
     let (drain_tx, drain_rx) = watch::channel(false);
     let (force_tx, force_rx) = watch::channel(false);
     let drain_timeout = config.drain_timeout;
+    let guard = ResponseGuard::new(&rules).with_limits(config.limits());
     let shared = Arc::new(Shared {
         in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
         config,
         detectors,
-        rules,
+        guard,
         client,
         tls,
         force: force_rx,
@@ -896,7 +896,7 @@ async fn forward(
     for name in DROPPED_RESPONSE_HEADERS {
         parts.headers.remove(*name);
     }
-    let Route::Scan(flavor) = route else {
+    let Route::Scan(api) = route else {
         let body = Cut {
             body,
             force: drain_deadline(shared),
@@ -921,7 +921,7 @@ async fn forward(
     let is_sse = content_type_is(&parts.headers, "text/event-stream");
     if is_sse {
         let access = access.take();
-        return match stream_response(shared, parts, body, vault, flavor, permit, access).await {
+        return match stream_response(shared, parts, body, vault, api, permit, access).await {
             Ok(response) => Ok((response, None)),
             Err((refusal, access)) => {
                 if let Some(access) = access {
@@ -947,42 +947,38 @@ async fn forward(
         }
         Ok(Ok(b)) => b.to_bytes(),
     };
-    let text = std::str::from_utf8(&bytes).ok();
-    let Some(mut value) = text.and_then(|t| scan::parse_json(t).ok()) else {
-        blocked(shared, "invalid_json");
-        let status = if status.is_success() {
-            StatusCode::BAD_GATEWAY
-        } else {
-            status
-        };
-        return Err((
-            status,
-            format!(
-                "the upstream answered {} with a body that is neither SSE nor JSON, so it is not forwarded",
-                parts.status.as_u16()
-            ),
-        ));
-    };
-    match scan::scan_json(&shared.rules, &mut vault, &mut value) {
-        Ok(true) => {
-            parts
-                .headers
-                .insert(LOGPROBS_HEADER, HeaderValue::from_static("dropped"));
+    let scanned = match shared.guard.json(&bytes, &mut vault) {
+        Ok(scanned) => scanned,
+        Err(GuardError::InvalidJson(_)) => {
+            blocked(shared, "invalid_json");
+            let status = if status.is_success() {
+                StatusCode::BAD_GATEWAY
+            } else {
+                status
+            };
+            return Err((
+                status,
+                format!(
+                    "the upstream answered {} with a body that is neither SSE nor JSON, so it is not forwarded",
+                    parts.status.as_u16()
+                ),
+            ));
         }
-        Ok(false) => {}
         Err(e) => {
             count_failure(&config.metrics, &e);
             return Err((StatusCode::BAD_GATEWAY, e.to_string()));
         }
+    };
+    if scanned.logprobs_dropped {
+        parts
+            .headers
+            .insert(LOGPROBS_HEADER, HeaderValue::from_static("dropped"));
     }
     parts.headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    Ok((
-        Response::from_parts(parts, full(value.to_string())),
-        Some(vault),
-    ))
+    Ok((Response::from_parts(parts, full(scanned.text)), Some(vault)))
 }
 
 fn content_type_is(headers: &HeaderMap, ty: &str) -> bool {
@@ -997,102 +993,176 @@ fn content_type_is(headers: &HeaderMap, ty: &str) -> bool {
 async fn stream_response(
     shared: &Shared,
     parts: hyper::http::response::Parts,
-    mut body: Incoming,
+    body: Incoming,
     vault: Vault,
-    flavor: Flavor,
+    api: Api,
     permit: OwnedSemaphorePermit,
     access: Option<Access>,
 ) -> Result<Response<ProxyBody>, (Refusal, Option<Access>)> {
     let config = &shared.config;
-    let mut scan = SseScan::new(&shared.rules, vault, config.limits());
-    let mut out = Vec::new();
-    let mut ended = false;
-    while out.is_empty() && !ended {
-        let result = match tokio::time::timeout(config.first_byte_timeout, body.frame()).await {
-            Err(_) => Err(ScanError::Upstream(FIRST_EVENT_LATE.to_owned())),
-            Ok(None) => {
-                ended = true;
-                scan.finish(&mut out)
-            }
-            Ok(Some(Err(e))) => Err(scan.fail(ScanError::Upstream(e.to_string()))),
-            Ok(Some(Ok(frame))) => match frame.into_data() {
-                Ok(data) => scan.feed(&data, &mut out),
-                Err(_) => Ok(()),
-            },
-        };
-        if let Err(e) = result {
-            count_failure(&config.metrics, &e);
-            if let ScanError::Upstream(what) = &e {
-                tracing::warn!(
-                    request_id = access.as_ref().map_or(0, |a| a.id),
-                    error = %what,
-                    "the upstream stream failed before its first event"
-                );
-                upstream_error(
-                    shared,
-                    if what == FIRST_EVENT_LATE {
-                        "timeout"
-                    } else {
-                        "broke_off"
-                    },
-                );
-            }
-            if out.is_empty() {
-                return Err(((StatusCode::BAD_GATEWAY, e.to_string()), access));
-            }
-            out.extend_from_slice(&error_event(flavor, &e));
-            ended = true;
+    let hooks = ProxyHooks {
+        vault,
+        metrics: config.metrics.clone(),
+        gauges: false,
+        held: 0,
+        idle: None,
+        force: None,
+        _permit: permit,
+        access: access.map(|a| (a, parts.status)),
+        outcome: "client_gone",
+        since: None,
+        handed: None,
+    };
+    let mut body = shared.guard.sse_with(body, api, hooks);
+    let first = tokio::time::timeout(config.first_byte_timeout, body.first_output())
+        .await
+        .unwrap_or_else(|_| Err(GuardError::Upstream(FIRST_EVENT_LATE.to_owned())));
+    if let Err(e) = first {
+        count_failure(&config.metrics, &e);
+        let access = body.hooks_mut().access.take().map(|(a, _)| a);
+        if let GuardError::Upstream(what) = &e {
+            tracing::warn!(
+                request_id = access.as_ref().map_or(0, |a| a.id),
+                error = %what,
+                "the upstream stream failed before its first event"
+            );
+            upstream_error(
+                shared,
+                if what == FIRST_EVENT_LATE {
+                    "timeout"
+                } else {
+                    "broke_off"
+                },
+            );
         }
+        return Err(((StatusCode::BAD_GATEWAY, e.to_string()), access));
     }
-    let status = parts.status;
-    let metrics = config.metrics.clone();
-    let held = scan.held() as i64;
-    if let Some(m) = &metrics {
+    // From the first byte on: the idle timeout, the drain, the gauges.
+    let held = body.held() as i64;
+    let hooks = body.hooks_mut();
+    if let Some(m) = &hooks.metrics {
         m.open_streams.inc();
         m.held_bytes.inc_by(held);
     }
-    let mut body = GuardedBody::new(body, scan, flavor, Bytes::from(out), ended);
-    body.force = Some(drain_deadline(shared));
-    body.access = access.map(|a| (a, status));
-    body.metrics = metrics;
-    body.held = held;
-    body.idle = Some((
+    hooks.gauges = true;
+    hooks.held = held;
+    hooks.force = Some(drain_deadline(shared));
+    hooks.idle = Some((
         config.idle_timeout,
         Box::pin(tokio::time::sleep(config.idle_timeout)),
     ));
-    body._permit = Some(permit);
     Ok(Response::from_parts(parts, body.boxed_unsync()))
 }
 
-/// An upstream SSE body rewritten event by event as it arrives: every
-/// string of every event scanned, one exact stream per JSON path with its
-/// indices, and what cannot be parsed or exceeds a bound ends the stream
-/// with an error event of the API's shape. Made by
-/// [`ResponseGuard::sse`](crate::ResponseGuard::sse) or
-/// [`GuardLayer`](crate::GuardLayer); the proxy's own responses are these
-/// too.
-pub struct GuardedBody<B> {
-    upstream: B,
-    scan: SseScan,
-    flavor: Flavor,
-    first: Option<Bytes>,
-    done: bool,
-    // The proxy's additions: the idle timeout, a permit held while the
-    // response streams (it counts as in flight), the end of the drain.
-    idle: Option<(Duration, Pin<Box<Sleep>>)>,
-    _permit: Option<OwnedSemaphorePermit>,
-    force: Option<Deadline>,
-    // Logged when the body ends or is dropped.
-    access: Option<(Access, StatusCode)>,
-    outcome: &'static str,
+/// What the proxy adds to a streamed response's `GuardedBody`: the
+/// request's vault lent to the response rules, the idle timeout, the
+/// drain deadline, a permit held while the response streams (it counts as
+/// in flight), the metrics and the access log line.
+struct ProxyHooks {
+    vault: Vault,
     metrics: Option<Arc<Metrics>>,
+    // Whether the open-streams and held-bytes gauges count this response.
+    gauges: bool,
     // The bytes held as last counted in the metrics.
     held: i64,
+    idle: Option<(Duration, Pin<Box<Sleep>>)>,
+    force: Option<Deadline>,
+    _permit: OwnedSemaphorePermit,
+    // Logged when the body is dropped, with the outcome.
+    access: Option<(Access, StatusCode)>,
+    outcome: &'static str,
     // The arrival of the earliest upstream chunk whose bytes have not
     // gone out yet, and of the one whose output was just handed to the
     // server: the clock of the latency histogram.
     since: Option<Instant>,
     handed: Option<Instant>,
+}
+
+impl Hooks for ProxyHooks {
+    fn scope(&mut self, call: &mut dyn FnMut()) {
+        with_vault(&mut self.vault, call)
+    }
+
+    fn poll_stop(&mut self, cx: &mut Context<'_>) -> Poll<GuardError> {
+        let Some(force) = &mut self.force else {
+            return Poll::Pending;
+        };
+        force.as_mut().poll(cx).map(|()| GuardError::Stopped {
+            code: "shutting_down",
+            message:
+                "the proxy is shutting down and the response did not end within its drain deadline"
+                    .to_owned(),
+        })
+    }
+
+    fn poll_idle(&mut self, cx: &mut Context<'_>) -> Poll<GuardError> {
+        let Some((_, sleep)) = &mut self.idle else {
+            return Poll::Pending;
+        };
+        sleep
+            .as_mut()
+            .poll(cx)
+            .map(|()| GuardError::Upstream("the upstream went silent".to_owned()))
+    }
+
+    fn on_upstream_data(&mut self) {
+        if let Some((idle, sleep)) = &mut self.idle {
+            sleep.as_mut().reset(tokio::time::Instant::now() + *idle);
+        }
+        self.since.get_or_insert_with(Instant::now);
+    }
+
+    fn on_held(&mut self, held: usize) {
+        if let (true, Some(m)) = (self.gauges, &self.metrics) {
+            m.held_bytes.inc_by(held as i64 - self.held);
+            self.held = held as i64;
+        }
+    }
+
+    // The server asks for the next frame once it wrote the last one out:
+    // that write ends the clock of the chunks it carried.
+    fn on_poll(&mut self) {
+        if let (Some(arrived), Some(m)) = (self.handed.take(), &self.metrics) {
+            m.chunk_latency.observe(arrived.elapsed().as_secs_f64());
+        }
+    }
+
+    fn on_frame(&mut self) {
+        self.handed = self.since.take();
+    }
+
+    fn on_end(&mut self, error: Option<&GuardError>) {
+        let Some(e) = error else {
+            self.outcome = "ok";
+            return;
+        };
+        self.outcome = e.code();
+        count_failure(&self.metrics, e);
+        if let GuardError::Upstream(what) = e {
+            tracing::warn!(
+                request_id = self.access.as_ref().map_or(0, |(a, _)| a.id),
+                error = %what,
+                "the upstream stream broke off"
+            );
+            if let Some(m) = &self.metrics {
+                m.upstream_errors
+                    .get_or_create(&vec![("kind", "broke_off".to_owned())])
+                    .inc();
+            }
+        }
+    }
+}
+
+impl Drop for ProxyHooks {
+    fn drop(&mut self) {
+        if let (true, Some(m)) = (self.gauges, &self.metrics) {
+            m.open_streams.dec();
+            m.held_bytes.dec_by(self.held);
+        }
+        if let Some((access, status)) = self.access.take() {
+            access.log(status, self.outcome, Some(&self.vault));
+        }
+    }
 }
 
 const FIRST_EVENT_LATE: &str = "no event in time";
@@ -1165,178 +1235,17 @@ fn blocked(shared: &Shared, code: &'static str) {
 }
 
 // Counts a response ended closed, and the rule that ended it if one did.
-fn count_failure(metrics: &Option<Arc<Metrics>>, e: &ScanError) {
+fn count_failure(metrics: &Option<Arc<Metrics>>, e: &GuardError) {
     let Some(m) = metrics else {
         return;
     };
     m.failed
         .get_or_create(&vec![("code", e.code().to_owned())])
         .inc();
-    if let ScanError::Blocked { rule, .. } = e {
+    if let GuardError::Blocked { rule, .. } = e {
         m.rule_blocks
             .get_or_create(&vec![("rule", rule.clone())])
             .inc();
-    }
-}
-
-impl<B> GuardedBody<B> {
-    pub(crate) fn new(
-        upstream: B,
-        scan: SseScan,
-        flavor: Flavor,
-        first: Bytes,
-        done: bool,
-    ) -> GuardedBody<B> {
-        GuardedBody {
-            upstream,
-            scan,
-            flavor,
-            first: Some(first),
-            done,
-            idle: None,
-            _permit: None,
-            force: None,
-            access: None,
-            outcome: "ok",
-            metrics: None,
-            held: 0,
-            since: None,
-            handed: None,
-        }
-    }
-}
-
-impl<B> std::fmt::Debug for GuardedBody<B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GuardedBody")
-            .field("done", &self.done)
-            .field("held", &self.scan.held())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<B> Drop for GuardedBody<B> {
-    fn drop(&mut self) {
-        if let Some(m) = &self.metrics {
-            m.open_streams.dec();
-            m.held_bytes.dec_by(self.held);
-        }
-        if let Some((access, status)) = self.access.take() {
-            let outcome = if self.done {
-                self.outcome
-            } else {
-                "client_gone"
-            };
-            access.log(status, outcome, Some(self.scan.vault()));
-        }
-    }
-}
-
-impl<B> Body for GuardedBody<B>
-where
-    B: Body<Data = Bytes> + Unpin,
-    B::Error: std::fmt::Display,
-{
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = &mut *self;
-        // The server asks for the next frame once it wrote the last one
-        // out: that write ends the clock of the chunks it carried.
-        if let Some(arrived) = this.handed.take() {
-            if let Some(m) = &this.metrics {
-                m.chunk_latency.observe(arrived.elapsed().as_secs_f64());
-            }
-        }
-        if let Some(first) = this.first.take() {
-            if !first.is_empty() {
-                return Poll::Ready(Some(Ok(Frame::data(first))));
-            }
-        }
-        loop {
-            if this.done {
-                return Poll::Ready(None);
-            }
-            let mut out = Vec::new();
-            if this
-                .force
-                .as_mut()
-                .is_some_and(|f| f.as_mut().poll(cx).is_ready())
-            {
-                this.done = true;
-                this.outcome = ScanError::ShuttingDown.code();
-                let e = this.scan.fail(ScanError::ShuttingDown);
-                count_failure(&this.metrics, &e);
-                return Poll::Ready(Some(Ok(Frame::data(Bytes::from(error_event(
-                    this.flavor,
-                    &e,
-                ))))));
-            }
-            let result = match Pin::new(&mut this.upstream).poll_frame(cx) {
-                Poll::Pending => {
-                    let Some((_, sleep)) = &mut this.idle else {
-                        return Poll::Pending;
-                    };
-                    if sleep.as_mut().poll(cx).is_pending() {
-                        return Poll::Pending;
-                    }
-                    Err(this
-                        .scan
-                        .fail(ScanError::Upstream("the upstream went silent".to_owned())))
-                }
-                Poll::Ready(Some(Ok(frame))) => {
-                    if let Some((idle, sleep)) = &mut this.idle {
-                        sleep.as_mut().reset(tokio::time::Instant::now() + *idle);
-                    }
-                    match frame.into_data() {
-                        Ok(data) => {
-                            this.since.get_or_insert_with(Instant::now);
-                            let fed = this.scan.feed(&data, &mut out);
-                            if let Some(m) = &this.metrics {
-                                let held = this.scan.held() as i64;
-                                m.held_bytes.inc_by(held - this.held);
-                                this.held = held;
-                            }
-                            fed
-                        }
-                        Err(_) => Ok(()),
-                    }
-                }
-                Poll::Ready(Some(Err(e))) => {
-                    Err(this.scan.fail(ScanError::Upstream(e.to_string())))
-                }
-                Poll::Ready(None) => {
-                    this.done = true;
-                    this.scan.finish(&mut out)
-                }
-            };
-            if let Err(e) = result {
-                this.done = true;
-                this.outcome = e.code();
-                count_failure(&this.metrics, &e);
-                if let ScanError::Upstream(what) = &e {
-                    tracing::warn!(
-                        request_id = this.access.as_ref().map_or(0, |(a, _)| a.id),
-                        error = %what,
-                        "the upstream stream broke off"
-                    );
-                    if let Some(m) = &this.metrics {
-                        m.upstream_errors
-                            .get_or_create(&vec![("kind", "broke_off".to_owned())])
-                            .inc();
-                    }
-                }
-                out.extend_from_slice(&error_event(this.flavor, &e));
-            }
-            if !out.is_empty() {
-                this.handed = this.since.take();
-                return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
-            }
-        }
     }
 }
 

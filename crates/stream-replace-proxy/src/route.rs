@@ -1,23 +1,23 @@
 //! Routing on the decoded, normalised path.
 
-use crate::scan::Flavor;
+use stream_replace_sse::Api;
 
 /// What the proxy does with a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Route {
     /// A model endpoint: the response is scanned.
-    Scan(Flavor),
+    Scan(Api),
     /// Listed as pass-through: the response goes back as it came.
     PassThrough,
 }
 
 /// The model endpoints, as segments after `/v1`; `*` is any one segment.
-const SCANNED: &[(&[&str], Flavor)] = &[
-    (&["chat", "completions"], Flavor::OpenAi),
-    (&["completions"], Flavor::OpenAi),
-    (&["responses"], Flavor::OpenAi),
-    (&["responses", "*"], Flavor::OpenAi),
-    (&["messages"], Flavor::Anthropic),
+const SCANNED: &[(&[&str], Api)] = &[
+    (&["chat", "completions"], Api::OpenAi),
+    (&["completions"], Api::OpenAi),
+    (&["responses"], Api::OpenAi),
+    (&["responses", "*"], Api::OpenAi),
+    (&["messages"], Api::Anthropic),
 ];
 
 /// The default pass-through list: responses that carry no generated text.
@@ -128,9 +128,9 @@ pub(crate) fn route(
     if first != "v1" || refused.iter().any(|p| listed(p, segments)) {
         return None;
     }
-    for (pattern, flavor) in SCANNED {
+    for (pattern, api) in SCANNED {
         if matches(pattern, rest) {
-            return Some(Route::Scan(*flavor));
+            return Some(Route::Scan(*api));
         }
     }
     pass_through
@@ -157,9 +157,9 @@ mod tests {
             "/v1/chat/completions/",
             "/%76%31/chat/completions",
         ] {
-            assert_eq!(r(p), Some(Route::Scan(Flavor::OpenAi)), "{p}");
+            assert_eq!(r(p), Some(Route::Scan(Api::OpenAi)), "{p}");
         }
-        assert_eq!(r("/v1/messages"), Some(Route::Scan(Flavor::Anthropic)));
+        assert_eq!(r("/v1/messages"), Some(Route::Scan(Api::Anthropic)));
         assert_eq!(r("/v1/models/gpt-4o"), Some(Route::PassThrough));
     }
 
@@ -171,7 +171,7 @@ mod tests {
         assert_eq!(r("/v1/completions"), None);
         assert_eq!(r("/v1/complet%69ons"), None);
         assert_eq!(r("/v1/models/m"), None);
-        assert_eq!(r("/v1/chat/completions"), Some(Route::Scan(Flavor::OpenAi)));
+        assert_eq!(r("/v1/chat/completions"), Some(Route::Scan(Api::OpenAi)));
         assert_eq!(
             model_endpoints(),
             [

@@ -457,6 +457,48 @@ impl RuleSet {
         Ok(Detectors::from_rules(mask.build()?, find.build()?))
     }
 
+    /// A [`ResponseGuard`](stream_replace_sse::ResponseGuard) running the
+    /// response side of these rules, with the bounds of
+    /// [`Limits::new`](stream_replace_sse::Limits::new): for a gateway
+    /// that embeds the proxy's response path. Without the proxy's request
+    /// side there is no vault, so nothing is restored: mask and redact
+    /// rules both redact, and block rules end the stream with an error
+    /// event (code `blocked`). Pass a [`Vault`](crate::Vault) as the
+    /// hooks of [`sse_with`](stream_replace_sse::ResponseGuard::sse_with)
+    /// to restore its placeholders.
+    ///
+    /// # Errors
+    ///
+    /// When the rules cannot be compiled (not for the built-in detectors).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use http_body_util::{BodyExt, Full};
+    /// use stream_replace_proxy::{Api, RuleSet, Settings};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let text = "upstream = 'http://h:1/v1'\n[rules.packs.secrets]";
+    /// let settings = Settings::from_toml(text, "proxy.toml", |_| None)?;
+    /// let guard = settings.config.rules.response_guard()?;
+    /// let upstream = Full::new(bytes::Bytes::from(
+    ///     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5\"}}]}\n\n",
+    /// ));
+    /// let out = guard.sse(upstream, Api::OpenAi).collect().await?.to_bytes();
+    /// assert!(String::from_utf8(out.to_vec())?.contains("[GITHUB_TOKEN_REDACTED]"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn response_guard(
+        &self,
+    ) -> Result<stream_replace_sse::ResponseGuard, stream_replace::Error> {
+        let limits = stream_replace_sse::Limits::new();
+        let rules =
+            self.response_rules(stream_replace::Config::new().max_held(limits.get_max_held()))?;
+        Ok(stream_replace_sse::ResponseGuard::new(&rules).with_limits(limits))
+    }
+
     /// The response-side rules: the request's placeholders restored, every
     /// other match redacted, block rules blocking.
     pub(crate) fn response_rules(

@@ -57,18 +57,91 @@
 //!   other uses.
 //! * [`Error`], [`ErrorKind`], [`PointerError`].
 //!
-//! Nothing here is async: call it from any runtime's read loop.
+//! Nothing of the above is async: call it from any runtime's read loop.
+#![cfg_attr(
+    feature = "http",
+    doc = r##"
+# The response layer (feature `http`)
 
+A gateway that holds an `http_body::Body` of a model's reply, or a
+`tower` service that answers with one, gets the whole response path of
+`stream-replace-proxy` without the proxy, fail-closed:
+
+* [`ResponseGuard`]: the rules and [`Limits`], compiled once.
+  [`sse`](ResponseGuard::sse) wraps an SSE body in a [`GuardedBody`];
+  [`json`](ResponseGuard::json) scans a whole JSON body.
+* Scan by default, exempt by name: every string of every event (and
+  every object key) is scanned, but the values of structural keys such
+  as `id`, `index`, `model` or `finish_reason`; one exact stream per
+  JSON path with its indices (per choice, tool call, content block or
+  output item), so a value split across events or bytes is replaced
+  whole; token `logprobs` are dropped.
+* Fail closed: an SSE field other than `data`, `event`, `id`, `retry`,
+  data that is not JSON, a block rule's match, or a response past a
+  bound ends the stream with a [`GuardError`] written as an error event
+  of the [`Api`]'s own shape (OpenAI's `{"error":...}`, Anthropic's
+  `event: error`).
+* [`GuardLayer`]: a `tower` layer; SSE responses stream through a
+  [`GuardedBody`], other responses are read whole and their JSON
+  scanned, anything else (or a compressed body) becomes a 502.
+* [`Hooks`]: what a server adds to each body (a scope for its
+  replacement closures, such as a request's placeholder map; deadlines;
+  counters). `stream-replace-proxy` is built on these.
+
+```
+# #[tokio::main(flavor = "current_thread")]
+# async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+use http_body_util::{BodyExt, Full};
+use stream_replace::Rules;
+use stream_replace_sse::{Api, ResponseGuard};
+
+let rules = Rules::builder().regex(r"\b\d{3}-\d{2}-\d{4}\b", "[SSN]").build()?;
+let guard = ResponseGuard::new(&rules);
+let upstream = Full::new(bytes::Bytes::from(concat!(
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"SSN 931-2\"}}]}\n\n",
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"2-4410.\"}}]}\n\n",
+    "data: [DONE]\n\n",
+)));
+let out = guard.sse(upstream, Api::OpenAi).collect().await?.to_bytes();
+let out = String::from_utf8(out.to_vec())?;
+assert!(out.contains("[SSN]") && !out.contains("4410"));
+# Ok(())
+# }
+```
+"##
+)]
+#![doc = r##"
+# Crate features
+
+* `http` (off by default): the response layer for `http_body` bodies
+  and `tower` services (`ResponseGuard`, `GuardedBody`, `GuardLayer`,
+  `Hooks`), with `http`, `http-body`, `http-body-util`, `bytes`,
+  `tower-layer` and `tower-service`. Without it the crate depends on none
+  of them.
+"##]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
+#[cfg(feature = "http")]
+mod body;
 mod error;
 mod format;
+#[cfg(feature = "http")]
+mod layer;
 mod replacer;
+#[cfg(feature = "http")]
+mod scan;
 mod sse;
+
+#[cfg(feature = "http")]
+pub use crate::body::{GuardedBody, Hooks};
 
 pub use crate::error::{Error, ErrorKind, PointerError};
 pub use crate::format::{Format, Pointers};
+#[cfg(feature = "http")]
+pub use crate::layer::{GuardLayer, Guarded, GuardedResponseBody, JsonBody, ResponseGuard};
 pub use crate::replacer::{Options, SseReplacer};
+#[cfg(feature = "http")]
+pub use crate::scan::{Api, GuardError, Limits};
 pub use crate::sse::{Event, Parser};

@@ -126,6 +126,8 @@ pub struct Config {
     dense_size_limit: usize,
     literal_matcher: bool,
     literal_dfa_size_limit: usize,
+    split_literal_limit: usize,
+    caseless_regex_limit: usize,
     fast_paths: bool,
     scratch_per_call: bool,
 }
@@ -141,6 +143,8 @@ impl Default for Config {
             dense_size_limit: 8 << 20,
             literal_matcher: true,
             literal_dfa_size_limit: 16 << 20,
+            split_literal_limit: 2_000,
+            caseless_regex_limit: 2_000,
             fast_paths: true,
             scratch_per_call: false,
         }
@@ -165,6 +169,8 @@ impl Config {
     /// assert_eq!(config.get_cache_capacity(), 2 << 20);
     /// assert_eq!(config.get_dense_size_limit(), 8 << 20);
     /// assert_eq!(config.get_literal_dfa_size_limit(), 16 << 20);
+    /// assert_eq!(config.get_split_literal_limit(), 2_000);
+    /// assert_eq!(config.get_caseless_regex_limit(), 2_000);
     /// ```
     pub fn new() -> Config {
         Config::default()
@@ -342,9 +348,10 @@ impl Config {
     /// match one literal text, such as `abc` or `(?i)abc`. A `(?i)` regex
     /// counts only when each of its letters is ASCII and folds to nothing
     /// but its two ASCII cases (`k` and `s` do not: Unicode folds `k` with
-    /// the Kelvin sign and `s` with the long s), and only when no
-    /// case-sensitive literal is in the set (the automaton is caseless
-    /// for all its literals or for none). The other rules go to the regex
+    /// the Kelvin sign and `s` with the long s). The automaton is caseless
+    /// for all its literals or for none: when literals with letters are of
+    /// both kinds, the fewer go to the regex engine (see
+    /// [`split_literal_limit`](Config::split_literal_limit)). The other rules go to the regex
     /// engine, which is not built at all when every rule is a literal. A
     /// literal costs the automaton a few bytes per byte of text, builds in
     /// linear time (100,000 words in well under a second) and leaves
@@ -449,6 +456,122 @@ impl Config {
     /// ```
     pub fn get_literal_dfa_size_limit(&self) -> usize {
         self.literal_dfa_size_limit
+    }
+
+    /// The most literal rules with ASCII letters that the regex engine
+    /// takes from the literal matcher when a set mixes caseless literals
+    /// (`(?i)abc`) and case-sensitive ones (default 2,000).
+    ///
+    /// The literal matcher's automaton is caseless for all its literals or
+    /// for none, so such a set keeps the more numerous kind on it (with
+    /// every literal without letters) and sends the others to the regex
+    /// engine. There they match exactly the same, but their build grows
+    /// about quadratically with their number (about 3 s for 1,000 and 11 s
+    /// for 2,000 caseless literals), so past this limit
+    /// [`build`](crate::RulesBuilder::build) fails at once with
+    /// [`ErrorKind::TooBig`](crate::ErrorKind::TooBig), blaming the first
+    /// literal past it, rather than build for minutes. Raise the limit to
+    /// accept the build time, or keep the literals with letters all
+    /// caseless or all case-sensitive (or in two rule sets). Literals that
+    /// go to the regex engine because the literal matcher is off do not
+    /// count.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, ErrorKind, Rules};
+    ///
+    /// let build = |config: Config| {
+    ///     Rules::builder()
+    ///         .regex("(?i)alpha", "[A]")
+    ///         .regex("(?i)beta", "[B]")
+    ///         .literal("Gamma", "[G]")
+    ///         .config(config)
+    ///         .build()
+    /// };
+    /// // The two caseless literals stay on the automaton; "Gamma" would be
+    /// // the regex engine's, over a limit of 0.
+    /// let err = build(Config::new().split_literal_limit(0)).unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::TooBig);
+    /// assert_eq!(err.rule(), Some(2));
+    /// assert!(err.to_string().contains("Config::split_literal_limit"));
+    /// let rules = build(Config::new().split_literal_limit(1))?;
+    /// assert_eq!(rules.replace_all("ALPHA Beta Gamma gamma"), "[A] [B] [G] gamma");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn split_literal_limit(mut self, literals: usize) -> Config {
+        self.split_literal_limit = literals;
+        self
+    }
+
+    /// See [`split_literal_limit`](Config::split_literal_limit).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Config;
+    ///
+    /// assert_eq!(Config::new().split_literal_limit(10).get_split_literal_limit(), 10);
+    /// ```
+    pub fn get_split_literal_limit(&self) -> usize {
+        self.split_literal_limit
+    }
+
+    /// The most caseless rules the regex engine takes (default 2,000): the
+    /// rules whose pattern matches some ASCII letter in either case, as
+    /// `(?i)` makes it, that do not go to the literal matcher.
+    ///
+    /// Caseless regexes such as `(?i)ask\d` stay on the regex engine, and
+    /// so do caseless literals with a `k` or an `s` (`(?i)k` also matches
+    /// the Kelvin sign, `(?i)s` the long s), and caseless literals sent
+    /// there by [`split_literal_limit`](Config::split_literal_limit) or
+    /// with the literal matcher off. The engine's build grows about
+    /// quadratically with their number (each such rule starts with many
+    /// spellings, and the search for the literals that every match starts
+    /// with compares them across rules): about 3 s for 1,000 and 11 s for
+    /// 2,000 rules, minutes for 20,000. Past this limit
+    /// [`build`](crate::RulesBuilder::build) fails at once with
+    /// [`ErrorKind::TooBig`](crate::ErrorKind::TooBig), blaming the first
+    /// rule past it. Raise the limit to accept the build time, or split
+    /// the rules between rule sets.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::{Config, ErrorKind, Rules};
+    ///
+    /// let build = |config: Config| {
+    ///     Rules::builder()
+    ///         .regex(r"(?i)ask\d", "[A]")
+    ///         .regex(r"\d{3}", "[N]")
+    ///         .regex("(?i)kiss", "[K]")
+    ///         .config(config)
+    ///         .build()
+    /// };
+    /// let err = build(Config::new().caseless_regex_limit(1)).unwrap_err();
+    /// assert_eq!(err.kind(), &ErrorKind::TooBig);
+    /// assert_eq!(err.rule(), Some(2));
+    /// assert!(err.to_string().contains("Config::caseless_regex_limit"));
+    /// let rules = build(Config::new().caseless_regex_limit(2))?;
+    /// assert_eq!(rules.replace_all("ASK1 123 Kiss"), "[A] [N] [K]");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn caseless_regex_limit(mut self, rules: usize) -> Config {
+        self.caseless_regex_limit = rules;
+        self
+    }
+
+    /// See [`caseless_regex_limit`](Config::caseless_regex_limit).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace::Config;
+    ///
+    /// assert_eq!(Config::new().caseless_regex_limit(10).get_caseless_regex_limit(), 10);
+    /// ```
+    pub fn get_caseless_regex_limit(&self) -> usize {
+        self.caseless_regex_limit
     }
 
     /// Turns the engine's fast paths off (or on again), for testing only:

@@ -72,7 +72,12 @@ pub enum ErrorKind {
     /// where `$$` was meant).
     UnknownGroup,
     /// The rule, or the whole rule set, is larger than
-    /// [`Config::size_limit`](crate::Config::size_limit) allows.
+    /// [`Config::size_limit`](crate::Config::size_limit) allows, or than
+    /// another of the limits of [`Config`](crate::Config) that bound the
+    /// build: [`dense_size_limit`](crate::Config::dense_size_limit),
+    /// [`split_literal_limit`](crate::Config::split_literal_limit),
+    /// [`caseless_regex_limit`](crate::Config::caseless_regex_limit). The
+    /// message names the limit and the setter that raises it.
     TooBig,
     /// Building the matching engine failed for another reason.
     Build,

@@ -14,7 +14,7 @@ use regex_automata::{Input, PatternID};
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use crate::config::Config;
-use crate::engine::{Program, Source};
+use crate::engine::{caseless_too_big, Program, Source};
 use crate::error::{Error, ErrorKind};
 use crate::replacement::{Captures, Compiled, Replacement, State};
 
@@ -156,6 +156,46 @@ fn ascii_case_pair(class: &Class) -> Option<u8> {
         },
     };
     (a.is_ascii_uppercase() && b == a.to_ascii_lowercase()).then_some(b)
+}
+
+/// Whether `hir` holds a class that is exactly an ASCII letter's case
+/// folds, as `(?i)` makes of the letter: `[Aa]`, or `[Kk\u{212A}]` and
+/// `[Ss\u{17F}]` for the letters that also fold to the Kelvin sign and the
+/// long s. A hand-written `[Aa]` counts too: it costs the engine the same.
+fn has_case_fold(hir: &Hir) -> bool {
+    let mut stack = vec![hir];
+    while let Some(h) = stack.pop() {
+        match h.kind() {
+            HirKind::Class(class) => {
+                if is_case_fold(class) {
+                    return true;
+                }
+            }
+            HirKind::Repetition(r) => stack.push(&r.sub),
+            HirKind::Capture(c) => stack.push(&c.sub),
+            HirKind::Concat(parts) | HirKind::Alternation(parts) => stack.extend(parts),
+            HirKind::Empty | HirKind::Literal(_) | HirKind::Look(_) => {}
+        }
+    }
+    false
+}
+
+/// Whether `class` is exactly an ASCII letter's case folds (see
+/// `has_case_fold`).
+fn is_case_fold(class: &Class) -> bool {
+    if ascii_case_pair(class).is_some() {
+        return true;
+    }
+    let Class::Unicode(c) = class else {
+        return false;
+    };
+    match c.ranges() {
+        [a, b, c] if [a, b, c].iter().all(|r| r.start() == r.end()) => matches!(
+            [a.start(), b.start(), c.start()],
+            ['K', 'k', '\u{212A}'] | ['S', 's', '\u{17F}']
+        ),
+        _ => false,
+    }
 }
 
 /// A builder of [`Rules`]: add rules in priority order, then
@@ -386,6 +426,7 @@ impl RulesBuilder {
         // A literal's only group is the whole match.
         let literal_info = GroupInfo::new([[None::<&str>]])
             .map_err(|e| Error::new(ErrorKind::Build, None, None, e.to_string()))?;
+        let mut sure_caseless = 0;
         for (
             i,
             Rule {
@@ -405,6 +446,18 @@ impl RulesBuilder {
             let blame = |e: Error| e.blame(i, pattern.as_str(), None);
             let hir = syntax::parse_with(&pattern.source, &syntax::Config::new())
                 .map_err(|e| blame(Error::from_syntax(e)))?;
+            let literal = literal_of(&hir);
+            let caseless = has_case_fold(&hir);
+            // A caseless rule that is no literal goes to the regex engine
+            // whatever the others are: past the limit, fail before building
+            // each rule's own regex, which alone takes seconds for 20,000.
+            if caseless && (literal.is_none() || !self.config.get_literal_matcher()) {
+                sure_caseless += 1;
+                if sure_caseless > self.config.get_caseless_regex_limit() {
+                    let limit = self.config.get_caseless_regex_limit();
+                    return Err(caseless_too_big(i, pattern.as_str(), None, limit));
+                }
+            }
             // Captures are searched anchored at a decided start, so the
             // UTF-8 empty-match filter has nothing to add; it would only
             // reject a match ending before a stray continuation byte, which
@@ -417,8 +470,9 @@ impl RulesBuilder {
             singles.push(Some(single));
             sources.push(Source::Regex {
                 source: &pattern.source,
-                literal: literal_of(&hir),
+                literal,
                 empty: hir.properties().minimum_len().is_none_or(|n| n == 0),
+                caseless,
             });
         }
         // The engine's automata, shared by the streams and `replace_all`.

@@ -3,7 +3,7 @@
 //! look-behind kinds the memos (`single`, `tuples`) key on, and the start
 //! of a thread as those memos see it.
 //!
-//! The program (`threads::Prog`) derefs to this; the memos take only this,
+//! The program (`threads::program::Prog`) derefs to this; the memos take only this,
 //! so they do not depend on the thread loop.
 
 use regex_automata::util::start;

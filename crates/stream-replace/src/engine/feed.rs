@@ -698,3 +698,272 @@ impl StreamState {
                 || (self.literals.is_idle() && self.literals.scanned() == end))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use regex_automata::meta;
+
+    use super::super::{Program, Sink, Source, StreamState, LITERAL, THREADS};
+    use super::{PIECE, SEGMENT, SMALL_CHUNK, SMALL_FEED};
+    use crate::config::Config;
+    use crate::engine::matcher::{Matcher, Verdict};
+
+    /// Writes text as it is and a match as `<rule>`; rejects the matches
+    /// of `reject`, and says every other rule is plain.
+    #[derive(Default)]
+    struct Record {
+        out: Vec<u8>,
+        reject: Option<usize>,
+    }
+
+    impl Sink for Record {
+        fn text(&mut self, bytes: &[u8]) {
+            self.out.extend_from_slice(bytes);
+        }
+
+        fn matched(&mut self, hay: &[u8], _: usize, rule: usize, s: usize, e: usize) -> Verdict {
+            if self.reject == Some(rule) {
+                return Verdict::Reject;
+            }
+            assert!(s <= e && e <= hay.len());
+            self.out.extend_from_slice(format!("<{rule}>").as_bytes());
+            Verdict::Accept
+        }
+
+        fn dropped(&mut self, _: usize, _: std::ops::Range<usize>) -> bool {
+            unreachable!("no held limit is reached")
+        }
+
+        fn plain(&self, rule: usize) -> bool {
+            self.reject != Some(rule)
+        }
+    }
+
+    /// The naive oracle: leftmost-first over the whole input (`=text` as
+    /// the escaped text), each match replaced by `<rule>`.
+    fn oracle(rules: &[&str], input: &[u8]) -> Vec<u8> {
+        let patterns: Vec<String> = rules
+            .iter()
+            .map(|r| match r.strip_prefix('=') {
+                Some(lit) => regex_syntax::escape(lit),
+                None => r.to_string(),
+            })
+            .collect();
+        let re = meta::Regex::new_many(&patterns).unwrap();
+        let mut out = Vec::new();
+        let mut last = 0;
+        for m in re.find_iter(input) {
+            out.extend_from_slice(&input[last..m.start()]);
+            out.extend_from_slice(format!("<{}>", m.pattern().as_usize()).as_bytes());
+            last = m.end();
+        }
+        out.extend_from_slice(&input[last..]);
+        out
+    }
+
+    /// `rules` as the engine sees them: `=text` is a literal, anything
+    /// else a regex.
+    fn sources<'a>(rules: &[&'a str]) -> Vec<Source<'a>> {
+        rules
+            .iter()
+            .map(|r| match r.strip_prefix('=') {
+                Some(lit) => Source::Literal(lit),
+                None => Source::Regex {
+                    source: r,
+                    literal: None,
+                    empty: false,
+                    // What the rule set's caseless-regex limit counts;
+                    // none of these tests comes near it.
+                    caseless: r.contains("(?i"),
+                },
+            })
+            .collect()
+    }
+
+    /// Feeds `chunks` through `feed_chunk` and ends the input.
+    fn feed(prog: &Program, chunks: &[&[u8]], reject: Option<usize>) -> (Vec<u8>, StreamState) {
+        let mut state = StreamState::new(prog);
+        let mut sink = Record {
+            out: Vec::new(),
+            reject,
+        };
+        for chunk in chunks {
+            let done = state.feed_chunk(prog, chunk, false, usize::MAX, || &mut sink);
+            assert_eq!(done, Ok(()));
+            state.check_invariants(prog);
+        }
+        assert_eq!(
+            state.offset(),
+            chunks.iter().map(|c| c.len()).sum::<usize>()
+        );
+        state.finish(prog, &mut sink);
+        (sink.out, state)
+    }
+
+    impl Sink for &mut Record {
+        fn text(&mut self, bytes: &[u8]) {
+            (**self).text(bytes)
+        }
+
+        fn matched(&mut self, hay: &[u8], o: usize, rule: usize, s: usize, e: usize) -> Verdict {
+            (**self).matched(hay, o, rule, s, e)
+        }
+
+        fn dropped(&mut self, rule: usize, span: std::ops::Range<usize>) -> bool {
+            (**self).dropped(rule, span)
+        }
+
+        fn plain(&self, rule: usize) -> bool {
+            (**self).plain(rule)
+        }
+    }
+
+    /// Cases of the property: each builds a program and runs 300 bytes.
+    const CASES: u32 = 64;
+
+    /// `input` cut at `cuts` (modulo its length).
+    fn split<'a>(input: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+        let mut at: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
+        at.extend([0, input.len()]);
+        at.sort_unstable();
+        at.dedup();
+        at.windows(2).map(|w| &input[w[0]..w[1]]).collect()
+    }
+
+    /// Rule sets for each branch of the loop: literals only (the token
+    /// path, in-place literals), regexes only (the in-place idle scan,
+    /// segments), both matchers (pieces, the merge and the cap).
+    const SETS: &[&[&str]] = &[
+        &["=key", "=secret", "=sec"],
+        &[r"\w+@\w+\.com", r"\d{3}-\d{4}"],
+        &[r"\d", "=a", r"\w+", "=key"],
+        &["=key", r"k\w*", r"\d{3}-\d{4}"],
+    ];
+
+    /// A long input with matches of every set at both ends of segments
+    /// and pieces.
+    fn long_input() -> Vec<u8> {
+        let mut v = Vec::new();
+        let mut i = 0;
+        while v.len() < 4 * SEGMENT + 3 * PIECE {
+            let word: &[u8] = match i % 7 {
+                0 => b"key ",
+                1 => b"bob@example.com ",
+                2 => b"555-1234 ",
+                3 => b"secrets ",
+                4 => b"a1 ",
+                _ => b"plain text here ",
+            };
+            v.extend_from_slice(word);
+            i += 1;
+        }
+        v
+    }
+
+    /// The loop's branches, against the oracle, for chunk sizes around
+    /// each threshold (the token path's, the small chunk's, a segment's, a
+    /// piece's) and one chunk of everything.
+    #[test]
+    fn every_branch_gives_the_whole_text_output() {
+        let input = long_input();
+        for rules in SETS {
+            let want = oracle(rules, &input);
+            for config in [Config::new(), Config::new().literal_matcher(false)] {
+                let prog = Program::new(&sources(rules), &config).unwrap();
+                for size in [
+                    1,
+                    5,
+                    SMALL_CHUNK,
+                    SMALL_FEED + 1,
+                    PIECE + 3,
+                    SEGMENT + 1,
+                    input.len(),
+                ] {
+                    let chunks: Vec<&[u8]> = input.chunks(size).collect();
+                    let (out, _) = feed(&prog, &chunks, None);
+                    assert!(
+                        out == want,
+                        "{rules:?}, chunks of {size}: {}",
+                        String::from_utf8_lossy(&out)
+                    );
+                }
+            }
+        }
+    }
+
+    /// A rejected match is scanned again from its start without its rule
+    /// (and every rule before it, which did not match there).
+    #[test]
+    fn a_rejected_match_is_scanned_again() {
+        let rules = [r"\w+@\w+\.com", r"\w+"];
+        let input = b"mail bob@example.com now";
+        let prog = Program::new(&sources(&rules), &Config::new()).unwrap();
+        for size in [1, 3, input.len()] {
+            let chunks: Vec<&[u8]> = input.chunks(size).collect();
+            let (out, _) = feed(&prog, &chunks, Some(0));
+            assert_eq!(out, b"<1> <1>@<1>.<1> <1>".to_vec(), "chunks of {size}");
+        }
+    }
+
+    /// The matcher list: every rule is on exactly one matcher, listed by
+    /// its slot; a program builds only the matchers it has rules for, and
+    /// a stream holds only those.
+    #[test]
+    fn every_rule_is_on_one_listed_matcher() {
+        let both = Program::new(&sources(&[r"\d", "=a", r"\w+"]), &Config::new()).unwrap();
+        assert_eq!(both.rules[THREADS], vec![0, 2]);
+        assert_eq!(both.rules[LITERAL], vec![1]);
+        let literals = Program::new(&sources(&["=a", "=b"]), &Config::new()).unwrap();
+        assert!(literals.threads.is_none() && literals.literal.is_some());
+        assert_eq!(literals.rules[LITERAL], vec![0, 1]);
+        assert!(StreamState::new(&literals).threads.is_none());
+        let regexes = Program::new(&sources(&[r"\d+", r"[a-z]+"]), &Config::new()).unwrap();
+        assert!(regexes.literal.is_none() && regexes.threads.is_some());
+        assert_eq!(regexes.rules[THREADS], vec![0, 1]);
+        let off = Program::new(
+            &sources(&["=a", "=b"]),
+            &Config::new().literal_matcher(false),
+        );
+        assert_eq!(off.unwrap().rules[THREADS], vec![0, 1]);
+    }
+
+    /// Both matchers follow the text: after a feed each has scanned to
+    /// the end of the tape (nothing decided), and a literal `a` decided
+    /// at a start where the threads' `\w+` is alive waits for it (the cap
+    /// of the merge), then loses to the earlier rule `\d` only where it
+    /// matches.
+    #[test]
+    fn both_listed_matchers_scan_and_merge() {
+        let rules = [r"\d", "=a", r"\w+"];
+        let prog = Program::new(&sources(&rules), &Config::new()).unwrap();
+        let (out, state) = feed(&prog, &[b"xa a", b"b 1a"], None);
+        assert_eq!(out, oracle(&rules, b"xa ab 1a"));
+        assert_eq!(out, b"<2> <1><2> <0><1>".to_vec());
+        assert_eq!(state.offset(), 0, "finish resets the stream");
+        let mut state = StreamState::new(&prog);
+        let mut sink = Record::default();
+        let done = state.feed_chunk(&prog, b"zz yy", false, usize::MAX, || &mut sink);
+        assert_eq!(done, Ok(()));
+        let threads = state.threads.as_ref().unwrap();
+        assert_eq!(threads.scanned(), 5);
+        assert_eq!(state.literals.scanned(), 5);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(CASES))]
+        #[test]
+        fn any_split_gives_the_whole_text_output(
+            input in "[a-z0-9 @.-]{0,300}",
+            cuts in prop::collection::vec(0usize..400, 0..8),
+            set in 0usize..SETS.len(),
+            literal_matcher in any::<bool>(),
+        ) {
+            let rules = SETS[set];
+            let config = Config::new().literal_matcher(literal_matcher);
+            let prog = Program::new(&sources(rules), &config).unwrap();
+            let (out, _) = feed(&prog, &split(input.as_bytes(), &cuts), None);
+            prop_assert_eq!(out, oracle(rules, input.as_bytes()));
+        }
+    }
+}

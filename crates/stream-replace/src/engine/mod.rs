@@ -131,15 +131,25 @@ pub(crate) enum Source<'a> {
     Literal(&'a str),
     /// A regex; `literal` is the text it matches when it is a literal
     /// (bytes, and whether ASCII letters match either case); `empty`
-    /// whether it can match the empty string.
+    /// whether it can match the empty string; `caseless` whether it
+    /// matches some ASCII letter in either case, as `(?i)` makes it (see
+    /// `Config::caseless_regex_limit`).
     Regex {
         source: &'a str,
         literal: Option<(Vec<u8>, bool)>,
         empty: bool,
+        caseless: bool,
     },
 }
 
 impl Source<'_> {
+    /// The pattern as the rule gave it.
+    fn source(&self) -> &str {
+        match self {
+            Source::Literal(s) | Source::Regex { source: s, .. } => s,
+        }
+    }
+
     /// The pattern in `regex` syntax.
     pub(crate) fn regex(&self) -> Cow<'_, str> {
         match self {
@@ -154,6 +164,11 @@ impl Source<'_> {
             Source::Literal(s) => s.is_empty(),
             Source::Regex { empty, .. } => *empty,
         }
+    }
+
+    /// Whether it matches some ASCII letter in either case.
+    fn caseless(&self) -> bool {
+        matches!(self, Source::Regex { caseless: true, .. })
     }
 
     /// Whether the Aho-Corasick matcher can take it.
@@ -268,11 +283,12 @@ impl Program {
                 .filter_map(|(i, s)| s.literal().map(|(b, c)| (i, b, c)))
                 .collect();
         }
-        let caseless = split_by_case(&mut lits, sources)?;
+        let caseless = split_by_case(&mut lits, sources, config.get_split_literal_limit())?;
         let mut on_ac = vec![false; sources.len()];
         for l in &lits {
             on_ac[l.0] = true;
         }
+        check_caseless_regexes(sources, &on_ac, config.get_caseless_regex_limit())?;
         let literal = if lits.is_empty() {
             None
         } else {
@@ -327,12 +343,6 @@ impl Program {
     }
 }
 
-/// The most literals with ASCII letters that `split_by_case` sends to the
-/// threads. Their build grows about quadratically in caseless literals:
-/// 3 s for 1,000, 11.5 s for 2,000, 45 s for 4,000 (release, the
-/// `caseless` bench's mixed sets).
-const MAX_SPLIT_LITERALS: usize = 2_000;
-
 /// Keeps in `lits` (rule, bytes, caseless) the literals the one automaton
 /// takes and returns whether it is caseless; the others go to the threads.
 ///
@@ -340,23 +350,27 @@ const MAX_SPLIT_LITERALS: usize = 2_000;
 /// goes with the others whatever its flag. When literals with letters are
 /// of both kinds, the more numerous kind stays (the case-sensitive one on
 /// a tie): the threads build and step the rest, exactly, as they would any
-/// regex, but slower the more there are; past `MAX_SPLIT_LITERALS` this
-/// fails rather than build for minutes.
+/// regex, but slower the more there are (about quadratically in caseless
+/// literals: 3 s for 1,000, 11.5 s for 2,000, 45 s for 4,000, release, the
+/// `caseless` bench's mixed sets); past `limit`
+/// (`Config::split_literal_limit`) this fails rather than build for
+/// minutes.
 fn split_by_case(
     lits: &mut Vec<(usize, &[u8], bool)>,
     sources: &[Source<'_>],
+    limit: usize,
 ) -> Result<bool, Error> {
     let lettered = |b: &[u8]| b.iter().any(u8::is_ascii_alphabetic);
     let caseless = lits.iter().filter(|l| l.2 && lettered(l.1)).count();
     let cased = lits.iter().filter(|l| !l.2 && lettered(l.1)).count();
     let keep_caseless = caseless > cased;
     let moved = caseless.min(cased);
-    if moved > MAX_SPLIT_LITERALS {
+    if moved > limit {
         // Blames the first literal past the limit.
         let (rule, ..) = lits
             .iter()
             .filter(|l| l.2 != keep_caseless && lettered(l.1))
-            .nth(MAX_SPLIT_LITERALS)
+            .nth(limit)
             .copied()
             .unwrap_or((0, &[], false));
         let (kind, other) = if keep_caseless {
@@ -366,22 +380,74 @@ fn split_by_case(
         };
         let message = format!(
             "{caseless} caseless and {cased} case-sensitive literals: one automaton takes the \
-             {other} ones, and the {moved} {kind} ones would go to the regex engine, over its \
-             limit of {MAX_SPLIT_LITERALS} such literals: make the literals with letters all \
-             caseless or all case-sensitive, or split them between two rule sets"
+             {other} ones, and the {moved} {kind} ones would go to the regex engine, over the \
+             limit of {limit} such literals; raise it with Config::split_literal_limit (the \
+             build then takes longer), make the literals with letters all caseless or all \
+             case-sensitive, or split them between two rule sets"
         );
-        let pattern = match &sources[rule] {
-            Source::Literal(s) | Source::Regex { source: s, .. } => *s,
-        };
         return Err(Error::new(
             ErrorKind::TooBig,
             Some(rule),
-            Some(pattern),
+            Some(sources[rule].source()),
             message,
         ));
     }
     lits.retain(|l| l.2 == keep_caseless || !lettered(l.1));
     Ok(keep_caseless)
+}
+
+/// Fails when more than `limit` (`Config::caseless_regex_limit`) caseless
+/// rules would go to the threads (`on_ac` marks those that do not).
+///
+/// The threads' build grows about quadratically with them: each starts
+/// with many spellings (`(?i)karimo` with 2 * 2 * 2 * 2 * 2 * 3, since `k`
+/// also folds to the Kelvin sign), and the prefilter's literal search
+/// merges each rule's set of prefixes into the union of the earlier
+/// ones', a pass over that union per rule (1,000 such rules: 3.8 s of a
+/// 6.4 s build; 2,000: 17.4 s of 22.5 s, on a loaded machine). Counting
+/// them costs nothing, so the limit fails before any of that work.
+fn check_caseless_regexes(
+    sources: &[Source<'_>],
+    on_ac: &[bool],
+    limit: usize,
+) -> Result<(), Error> {
+    let mut caseless = sources
+        .iter()
+        .enumerate()
+        .filter(|&(i, s)| !on_ac[i] && s.caseless())
+        .map(|(i, _)| i);
+    let Some(rule) = caseless.nth(limit) else {
+        return Ok(());
+    };
+    let count = limit + 1 + caseless.count();
+    Err(caseless_too_big(
+        rule,
+        sources[rule].source(),
+        Some(count),
+        limit,
+    ))
+}
+
+/// The error of `Config::caseless_regex_limit`, blaming `rule`: `count`
+/// caseless rules would go to the regex engine, or more than `limit` when
+/// the count is not known (the build stopped at the first past it).
+pub(crate) fn caseless_too_big(
+    rule: usize,
+    pattern: &str,
+    count: Option<usize>,
+    limit: usize,
+) -> Error {
+    let count = match count {
+        Some(n) => n.to_string(),
+        None => format!("more than {limit}"),
+    };
+    let message = format!(
+        "{count} caseless rules (matching ASCII letters in either case, as (?i) makes them) \
+         would go to the regex engine, over the limit of {limit}, past which its build takes \
+         more than seconds; raise it with Config::caseless_regex_limit (the build then takes \
+         longer), or split the rules between rule sets"
+    );
+    Error::new(ErrorKind::TooBig, Some(rule), Some(pattern), message)
 }
 
 /// One stream's state: the tape and its matchers. Positions are stream
@@ -938,6 +1004,17 @@ mod tests {
             source: "(literal)",
             literal: Some((bytes.to_vec(), caseless)),
             empty: false,
+            caseless: caseless && bytes.iter().any(u8::is_ascii_alphabetic),
+        }
+    }
+
+    /// A caseless regex rule that is not a literal.
+    fn caseless_regex() -> Source<'static> {
+        Source::Regex {
+            source: r"(?i)ask\d",
+            literal: None,
+            empty: false,
+            caseless: true,
         }
     }
 
@@ -996,26 +1073,85 @@ mod tests {
         assert_eq!(partition(&sources), (vec![1], false, vec![0]));
     }
 
-    /// More than `MAX_SPLIT_LITERALS` lettered literals of the smaller kind
-    /// fail at once with `TooBig`, blaming the first one past the limit and
-    /// naming the limit.
+    /// More lettered literals of the smaller kind than
+    /// `Config::split_literal_limit` fail at once with `TooBig`, blaming
+    /// the first one past the limit and naming the limit and its setter;
+    /// a limit raised to their number lets the set build.
     #[test]
     fn too_many_literals_for_the_threads_fail_fast() {
-        let words = words(2 * MAX_SPLIT_LITERALS + 2);
-        let (a, b) = words.split_at(MAX_SPLIT_LITERALS + 1);
+        assert_eq!(Config::new().get_split_literal_limit(), 2_000);
+        let words = words(9);
+        let (a, b) = words.split_at(4);
         let mut sources: Vec<Source<'_>> = a.iter().map(|w| lit(w, true)).collect();
         sources.extend(b.iter().map(|w| lit(w, false)));
-        let err = Program::new(&sources, &Config::new()).unwrap_err();
+        let config = Config::new().split_literal_limit(3);
+        let err = Program::new(&sources, &config).unwrap_err();
         assert_eq!(err.kind(), &ErrorKind::TooBig);
-        assert_eq!(err.rule(), Some(MAX_SPLIT_LITERALS));
+        assert_eq!(err.rule(), Some(3));
         let message = err.to_string();
         assert!(
-            message.contains(&MAX_SPLIT_LITERALS.to_string()) && message.contains("caseless"),
+            message.contains("limit of 3 ")
+                && message.contains("Config::split_literal_limit")
+                && message.contains("caseless"),
             "{message}"
         );
+        let prog = Program::new(&sources, &config.clone().split_literal_limit(4)).unwrap();
+        assert_eq!(prog.rules, [vec![0, 1, 2, 3], vec![4, 5, 6, 7, 8]]);
         // Without the literal matcher every rule is a regex of the threads
         // as asked: no such limit.
-        let sources = &sources[..3];
-        assert!(Program::new(sources, &Config::new().literal_matcher(false)).is_ok());
+        assert!(Program::new(&sources, &config.literal_matcher(false)).is_ok());
+    }
+
+    /// More caseless rules on the threads than
+    /// `Config::caseless_regex_limit` fail at once with `TooBig`, blaming
+    /// the first one past the limit and naming the limit and its setter;
+    /// caseless literals on the automaton and case-sensitive rules do not
+    /// count, caseless literals sent to the threads do.
+    #[test]
+    fn too_many_caseless_regexes_fail_fast() {
+        assert_eq!(Config::new().get_caseless_regex_limit(), 2_000);
+        let words = words(6);
+        // Rules 0, 2 and 4 are caseless regexes; 1 and 3 caseless literals
+        // on the automaton; 5 a case-sensitive literal, sent to the threads
+        // by the split, where it does not count.
+        let sources = [
+            caseless_regex(),
+            lit(&words[0], true),
+            caseless_regex(),
+            lit(&words[1], true),
+            caseless_regex(),
+            lit(&words[2], false),
+        ];
+        let err = Program::new(&sources, &Config::new().caseless_regex_limit(2)).unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::TooBig);
+        assert_eq!(err.rule(), Some(4));
+        assert_eq!(err.pattern(), Some(r"(?i)ask\d"));
+        let message = err.to_string();
+        assert!(
+            message.contains("3 caseless rules")
+                && message.contains("limit of 2,")
+                && message.contains("Config::caseless_regex_limit"),
+            "{message}"
+        );
+        let prog = Program::new(&sources, &Config::new().caseless_regex_limit(3)).unwrap();
+        assert_eq!(prog.rules, [vec![0, 2, 4, 5], vec![1, 3]]);
+        // Sent to the threads by the split, caseless literals count: two
+        // caseless literals against three case-sensitive ones.
+        let sources = [
+            lit(&words[0], true),
+            lit(&words[1], false),
+            lit(&words[2], true),
+            lit(&words[3], false),
+            lit(&words[4], false),
+        ];
+        let err = Program::new(&sources, &Config::new().caseless_regex_limit(1)).unwrap_err();
+        assert_eq!(err.rule(), Some(2));
+        assert!(Program::new(&sources, &Config::new().caseless_regex_limit(2)).is_ok());
+        // Without the literal matcher, every caseless literal counts.
+        let sources = [lit(&words[0], true), lit(&words[1], true)];
+        let config = Config::new().caseless_regex_limit(1);
+        assert!(Program::new(&sources, &config).is_ok());
+        let err = Program::new(&sources, &config.literal_matcher(false)).unwrap_err();
+        assert_eq!(err.rule(), Some(1));
     }
 }

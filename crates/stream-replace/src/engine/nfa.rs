@@ -12,6 +12,16 @@ use regex_automata::nfa::thompson::{State, NFA};
 use regex_automata::util::primitives::StateID;
 use regex_automata::PatternID;
 
+/// A thread of the NFA fallback: the states it reached by the last byte it
+/// stepped, not yet closed over epsilon transitions (closing needs the
+/// character at the current position for look-around).
+#[derive(Debug)]
+pub(crate) struct NThread {
+    /// The stream offset where it started.
+    pub(crate) start: usize,
+    pub(crate) targets: Vec<StateID>,
+}
+
 /// Per-stream scratch space of the simulation.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {

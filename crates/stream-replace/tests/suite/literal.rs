@@ -344,3 +344,114 @@ fn long_literal_held_across_chunks() {
     let (a, b) = text.split_at(120);
     check(&[pat.as_str(), "l:xxy"], &[a, b]);
 }
+
+/// Caseless and case-sensitive literals with letters, more of one kind:
+/// past `Config::split_literal_limit` of the fewer kind the build fails
+/// at once, naming the limit and its setter; raised, the set builds and
+/// agrees with the regex engine alone and with the oracle.
+#[test]
+fn split_literal_limit_names_its_setter() {
+    let pats = ["(?i)alpha", "l:Beta", "(?i)gamma", "l:Delta", "(?i)omega"];
+    let build =
+        |limit: usize| oracle::build_with(&rules(&pats), Config::new().split_literal_limit(limit));
+    let err = build(1).unwrap_err();
+    assert_eq!(err.kind(), &stream_replace::ErrorKind::TooBig);
+    assert_eq!(err.rule(), Some(3));
+    assert_eq!(err.pattern(), Some("Delta"));
+    let message = err.to_string();
+    assert!(
+        message.contains("limit of 1 ") && message.contains("Config::split_literal_limit"),
+        "{message}"
+    );
+    let text = "ALPHA Beta beta gAmMa Delta DELTA Omega";
+    assert_eq!(
+        build(2).unwrap().replace_all(text),
+        "<0> <1> beta <2> <3> DELTA <4>"
+    );
+    check(&pats, &["ALPHA Beta beta gAm", "Ma Delta DELTA Omega"]);
+}
+
+/// Rules that match an ASCII letter in either case and go to the regex
+/// engine count against `Config::caseless_regex_limit`: caseless regexes
+/// and caseless literals with `k` or `s`, not caseless literals on the
+/// literal matcher, letterless ones or case-sensitive regexes. Past the
+/// limit the build fails at once, naming it and its setter; raised, the
+/// set builds.
+#[test]
+fn caseless_regex_limit_names_its_setter() {
+    let pats = [
+        "(?i)kiss",
+        r"(?i)ab\d",
+        "(?i)hello",
+        "(?i)12",
+        r"[a-z]x\d",
+        r"(?i:[a-z])x\d",
+        "(?i)sky",
+    ];
+    let build =
+        |limit: usize| oracle::build_with(&rules(&pats), Config::new().caseless_regex_limit(limit));
+    let err = build(2).unwrap_err();
+    assert_eq!(err.kind(), &stream_replace::ErrorKind::TooBig);
+    assert_eq!(err.rule(), Some(6));
+    let message = err.to_string();
+    assert!(
+        message.contains("more than 2 caseless rules")
+            && message.contains("limit of 2,")
+            && message.contains("Config::caseless_regex_limit"),
+        "{message}"
+    );
+    let text = "\u{212A}I\u{17F}S AB1 Hello 12 ax1 Bx2 \u{17F}\u{212A}y";
+    assert_eq!(
+        build(3).unwrap().replace_all(text),
+        "<0> <1> <2> <3> <4> <5> <6>"
+    );
+    check(&pats, &[&text[..9], &text[9..]]);
+}
+
+/// The split, differentially: random sets of caseless and case-sensitive
+/// literals (with `k` and `s`, which keep caseless ones on the regex
+/// engine, and letterless ones) on text of those words in random case,
+/// with Kelvin signs and long s's, give the oracle's output with the
+/// literal matcher on (the split) and off (the regex engine alone).
+#[test]
+fn caseless_split_agrees_with_the_regex_engine() {
+    const SYLLABLES: &[&str] = &["ka", "ri", "mo", "tes", "lu", "12", "-", "sar", "bo"];
+    let mut seed = 0x5EED_u64;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((seed >> 33) % n as u64) as usize
+    };
+    for _ in 0..6 {
+        let mut words = Vec::new();
+        let mut pats = Vec::new();
+        for _ in 0..12 {
+            let w: String = (0..1 + next(3))
+                .map(|_| SYLLABLES[next(SYLLABLES.len())])
+                .collect();
+            pats.push(match next(3) {
+                0 => format!("l:{}", w.to_uppercase()),
+                1 => format!("l:{w}"),
+                _ => format!("(?i){}", regex_syntax::escape(&w)),
+            });
+            words.push(w);
+        }
+        let mut text = String::new();
+        for _ in 0..16 {
+            let w = &words[next(words.len())];
+            for c in w.chars() {
+                text.push(match (c, next(4)) {
+                    ('k', 0) => '\u{212A}',
+                    ('s', 0) => '\u{17F}',
+                    (c, 1) => c.to_ascii_uppercase(),
+                    (c, _) => c,
+                });
+            }
+            text.push(if next(2) == 0 { ' ' } else { 'k' });
+        }
+        let pats: Vec<&str> = pats.iter().map(String::as_str).collect();
+        let cut = text.char_indices().nth(text.chars().count() / 2).unwrap().0;
+        check(&pats, &[&text[..cut], &text[cut..]]);
+    }
+}

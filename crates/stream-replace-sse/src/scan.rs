@@ -1,5 +1,5 @@
-//! The response side: every string of a JSON or SSE body is scanned but
-//! those under a structural key, one exact stream per streamed field.
+//! The response scanner: every string of a JSON or SSE body is scanned
+//! but those under a structural key, one exact stream per streamed field.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -7,9 +7,31 @@ use std::fmt;
 
 use serde_json::{json, Value};
 use stream_replace::{Replacer, Rules};
-use stream_replace_sse::{Event, Parser};
 
-use crate::detect::{with_vault, Vault};
+use crate::sse::{Event, Parser};
+
+/// The caller's scope around each call into the rules: see
+/// [`Hooks::scope`](crate::Hooks::scope).
+pub(crate) type Lend<'a> = dyn FnMut(&mut dyn FnMut()) + 'a;
+
+// Runs `f` inside the caller's scope. A scope that does not make the call
+// gets it made here, outside the scope, so the text is scanned all the same.
+fn lent<R>(lend: &mut Lend<'_>, f: impl FnOnce() -> R) -> R {
+    let mut f = Some(f);
+    let mut out = None;
+    lend(&mut || {
+        if let Some(f) = f.take() {
+            out = Some(f());
+        }
+    });
+    match (out, f) {
+        (Some(r), _) => r,
+        (None, Some(f)) => f(),
+        // `f` was taken but gave nothing back only if it panicked, and then
+        // this line is never reached.
+        (None, None) => unreachable!("the call was made and returned"),
+    }
+}
 
 /// Keys whose string values are structure, not text: never scanned.
 pub(crate) const EXEMPT_KEYS: &[&str] = &[
@@ -57,99 +79,296 @@ const IDENTITY_KEYS: &[&str] = &[
     "item_id",
 ];
 
-/// How an error is written into an SSE stream.
+/// Which API's shape an error event takes.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace_sse::{Api, GuardError};
+///
+/// let e = GuardError::EventTooLarge;
+/// let openai = String::from_utf8(Api::OpenAi.error_event(&e))?;
+/// assert!(openai.starts_with("data: {\"error\":"));
+/// let anthropic = String::from_utf8(Api::Anthropic.error_event(&e))?;
+/// assert!(anthropic.starts_with("event: error\n"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Flavor {
+#[non_exhaustive]
+pub enum Api {
+    /// OpenAI's: `data: {"error": {...}}`.
     OpenAi,
+    /// Anthropic's: `event: error` with `{"type": "error", ...}`.
     Anthropic,
 }
 
-/// The bounds of one response.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
-    /// Bytes held back across every field stream. The skeletons of the
-    /// events that will carry their rests are bounded by the larger of
-    /// this and `max_event`, in all.
-    pub(crate) max_held: usize,
-    /// Field streams open at once.
-    pub(crate) max_streams: usize,
-    /// Bytes of one SSE event.
-    pub(crate) max_event: usize,
+/// The bounds of one response, with by-value setters.
+///
+/// # Example
+///
+/// ```
+/// use stream_replace_sse::Limits;
+///
+/// let limits = Limits::new().max_held(64 << 10).max_streams(32);
+/// assert_eq!(limits.get_max_held(), 64 << 10);
+/// assert_eq!(limits.get_max_event(), 1 << 20);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    max_held: usize,
+    max_streams: usize,
+    max_event: usize,
+    max_body: usize,
 }
 
-/// Why a response was cut.
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::new()
+    }
+}
+
+impl Limits {
+    /// 1 MiB held per response, 256 field streams, 1 MiB per event, 16 MiB
+    /// per whole (not streamed) body.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(stream_replace_sse::Limits::new().get_max_streams(), 256);
+    /// ```
+    pub fn new() -> Limits {
+        Limits {
+            max_held: 1 << 20,
+            max_streams: 256,
+            max_event: 1 << 20,
+            max_body: 16 << 20,
+        }
+    }
+
+    /// Bytes held back across every field stream of a response. The
+    /// skeletons of the events that will carry the fields' rests are
+    /// bounded by the larger of this and [`max_event`](Limits::max_event),
+    /// in all.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let limits = stream_replace_sse::Limits::new().max_held(4096);
+    /// assert_eq!(limits.get_max_held(), 4096);
+    /// ```
+    pub fn max_held(mut self, bytes: usize) -> Limits {
+        self.max_held = bytes;
+        self
+    }
+
+    /// Field streams open at once in a response.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let limits = stream_replace_sse::Limits::new().max_streams(8);
+    /// assert_eq!(limits.get_max_streams(), 8);
+    /// ```
+    pub fn max_streams(mut self, streams: usize) -> Limits {
+        self.max_streams = streams;
+        self
+    }
+
+    /// Bytes of one SSE event, its pending part included.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let limits = stream_replace_sse::Limits::new().max_event(1 << 16);
+    /// assert_eq!(limits.get_max_event(), 1 << 16);
+    /// ```
+    pub fn max_event(mut self, bytes: usize) -> Limits {
+        self.max_event = bytes;
+        self
+    }
+
+    /// Bytes of a body that is read whole (a JSON reply) by the layer.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let limits = stream_replace_sse::Limits::new().max_body(1 << 20);
+    /// assert_eq!(limits.get_max_body(), 1 << 20);
+    /// ```
+    pub fn max_body(mut self, bytes: usize) -> Limits {
+        self.max_body = bytes;
+        self
+    }
+
+    /// See [`max_held`](Limits::max_held).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(stream_replace_sse::Limits::new().get_max_held(), 1 << 20);
+    /// ```
+    pub fn get_max_held(&self) -> usize {
+        self.max_held
+    }
+
+    /// See [`max_streams`](Limits::max_streams).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(stream_replace_sse::Limits::new().get_max_streams(), 256);
+    /// ```
+    pub fn get_max_streams(&self) -> usize {
+        self.max_streams
+    }
+
+    /// See [`max_event`](Limits::max_event).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(stream_replace_sse::Limits::new().get_max_event(), 1 << 20);
+    /// ```
+    pub fn get_max_event(&self) -> usize {
+        self.max_event
+    }
+
+    /// See [`max_body`](Limits::max_body).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(stream_replace_sse::Limits::new().get_max_body(), 16 << 20);
+    /// ```
+    pub fn get_max_body(&self) -> usize {
+        self.max_body
+    }
+}
+
+/// Why a guarded response was cut: the stream ends with an error event
+/// of the API's shape that says so ([`Api::error_event`]).
+///
+/// # Example
+///
+/// ```
+/// use stream_replace_sse::GuardError;
+///
+/// let e = GuardError::Framing("a field named \"x\"".to_owned());
+/// assert_eq!(e.code(), "invalid_framing");
+/// assert!(e.to_string().contains("not SSE"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum ScanError {
+#[non_exhaustive]
+pub enum GuardError {
+    /// The stream is not SSE that can be checked (an unknown field, data
+    /// after `[DONE]`): what was wrong.
     Framing(String),
+    /// An event's data, or a whole body, is not JSON: the parser's word.
     InvalidJson(String),
+    /// The response held more text than [`Limits::max_held`], or a rule's
+    /// own cap on held text was passed.
     HeldLimit,
+    /// The response opened more field streams than [`Limits::max_streams`].
     TooManyStreams,
+    /// An event is larger than [`Limits::max_event`].
     EventTooLarge,
+    /// The upstream body failed: its error.
     Upstream(String),
-    ShuttingDown,
+    /// The caller's [`Hooks`](crate::Hooks) stopped the stream (a
+    /// deadline): a code for the error event and a message.
+    Stopped {
+        /// The error event's code, such as `shutting_down`.
+        code: &'static str,
+        /// What the client reads.
+        message: String,
+    },
     /// A block rule matched: its id and reason (configured text, never
     /// the match).
     Blocked {
+        /// The rule's id.
         rule: String,
+        /// The rule's configured reason.
         reason: String,
     },
 }
 
-impl ScanError {
-    pub(crate) fn code(&self) -> &'static str {
+impl GuardError {
+    /// A short code for logs, metrics and the OpenAI error event's `code`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(stream_replace_sse::GuardError::HeldLimit.code(), "held_limit");
+    /// ```
+    pub fn code(&self) -> &'static str {
         match self {
-            ScanError::Framing(_) => "invalid_framing",
-            ScanError::InvalidJson(_) => "invalid_json",
-            ScanError::HeldLimit => "held_limit",
-            ScanError::TooManyStreams => "too_many_fields",
-            ScanError::EventTooLarge => "event_too_large",
-            ScanError::Upstream(_) => "upstream_error",
-            ScanError::ShuttingDown => "shutting_down",
-            ScanError::Blocked { .. } => "blocked",
+            GuardError::Framing(_) => "invalid_framing",
+            GuardError::InvalidJson(_) => "invalid_json",
+            GuardError::HeldLimit => "held_limit",
+            GuardError::TooManyStreams => "too_many_fields",
+            GuardError::EventTooLarge => "event_too_large",
+            GuardError::Upstream(_) => "upstream_error",
+            GuardError::Stopped { code, .. } => code,
+            GuardError::Blocked { .. } => "blocked",
         }
     }
 }
 
-impl fmt::Display for ScanError {
+impl fmt::Display for GuardError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ScanError::Framing(what) => write!(
-                f,
-                "the upstream stream is not SSE the proxy can check: {what}"
-            ),
-            ScanError::InvalidJson(what) => {
+            GuardError::Framing(what) => {
+                write!(
+                    f,
+                    "the upstream stream is not SSE that can be checked: {what}"
+                )
+            }
+            GuardError::InvalidJson(what) => {
                 write!(f, "the upstream sent data that is not JSON: {what}")
             }
-            ScanError::HeldLimit => {
-                f.write_str("the response held more text than the proxy's limit")
+            GuardError::HeldLimit => f.write_str("the response held more text than the limit"),
+            GuardError::TooManyStreams => {
+                f.write_str("the response opened more fields than the limit")
             }
-            ScanError::TooManyStreams => {
-                f.write_str("the response opened more fields than the proxy's limit")
-            }
-            ScanError::EventTooLarge => {
-                f.write_str("an upstream event is larger than the proxy's limit")
-            }
-            ScanError::Upstream(what) => write!(f, "the upstream response broke off: {what}"),
-            ScanError::ShuttingDown => f.write_str(
-                "the proxy is shutting down and the response did not end within its drain deadline",
-            ),
-            ScanError::Blocked { rule, reason } => {
+            GuardError::EventTooLarge => f.write_str("an upstream event is larger than the limit"),
+            GuardError::Upstream(what) => write!(f, "the upstream response broke off: {what}"),
+            GuardError::Stopped { message, .. } => f.write_str(message),
+            GuardError::Blocked { rule, reason } => {
                 write!(f, "the response was stopped by the rule {rule}: {reason}")
             }
         }
     }
 }
 
-/// The error as an SSE event of the endpoint's flavour.
-pub(crate) fn error_event(flavor: Flavor, e: &ScanError) -> Vec<u8> {
+impl std::error::Error for GuardError {}
+
+impl Api {
+    /// `e` as an SSE event of this API's shape: what a guarded stream
+    /// ends with when it is cut.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use stream_replace_sse::{Api, GuardError};
+    ///
+    /// let event = Api::OpenAi.error_event(&GuardError::TooManyStreams);
+    /// assert!(String::from_utf8(event)?.contains("\"code\":\"too_many_fields\""));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn error_event(self, e: &GuardError) -> Vec<u8> {
+        error_event(self, e)
+    }
+}
+
+fn error_event(flavor: Api, e: &GuardError) -> Vec<u8> {
     let message = e.to_string();
     let mut event = Event::new();
     match flavor {
-        Flavor::OpenAi => event.set_data(
+        Api::OpenAi => event.set_data(
             &json!({"error": {"message": message, "type": "proxy_error", "code": e.code()}})
                 .to_string(),
         ),
-        Flavor::Anthropic => {
+        Api::Anthropic => {
             event.set_event_type("error");
             event.set_data(
                 &json!({"type": "error", "error": {"type": "api_error", "message": message}})
@@ -217,14 +436,14 @@ pub(crate) fn fix_lone_surrogates(text: &str) -> Cow<'_, str> {
     }
 }
 
-impl ScanError {
-    fn from_stream(e: &stream_replace::StreamError) -> ScanError {
+impl GuardError {
+    fn from_stream(e: &stream_replace::StreamError) -> GuardError {
         match e.block() {
-            Some(b) => ScanError::Blocked {
+            Some(b) => GuardError::Blocked {
                 rule: b.id().to_owned(),
                 reason: b.reason().to_owned(),
             },
-            None => ScanError::HeldLimit,
+            None => GuardError::HeldLimit,
         }
     }
 }
@@ -236,13 +455,13 @@ pub(crate) fn has_blocks(rules: &Rules) -> bool {
 
 /// Scans one whole value. `blocks` says whether a rule may block: then a
 /// match of a block rule is an error instead of a cut in the text.
-fn whole(rules: &Rules, blocks: bool, text: &str) -> Result<String, ScanError> {
+fn whole(rules: &Rules, blocks: bool, text: &str) -> Result<String, GuardError> {
     if !blocks {
         return Ok(rules.replace_all(text));
     }
     let eval = rules.evaluate(text);
     match eval.block() {
-        Some(b) => Err(ScanError::Blocked {
+        Some(b) => Err(GuardError::Blocked {
             rule: b.id().to_owned(),
             reason: b.reason().to_owned(),
         }),
@@ -250,9 +469,9 @@ fn whole(rules: &Rules, blocks: bool, text: &str) -> Result<String, ScanError> {
     }
 }
 
-pub(crate) fn parse_json(text: &str) -> Result<Value, ScanError> {
+pub(crate) fn parse_json(text: &str) -> Result<Value, GuardError> {
     serde_json::from_str(&fix_lone_surrogates(text))
-        .map_err(|e| ScanError::InvalidJson(e.to_string()))
+        .map_err(|e| GuardError::InvalidJson(e.to_string()))
 }
 
 // One string of an event, found by the walk.
@@ -344,7 +563,7 @@ fn walk<'v>(
 // Scans every object key of `v` on its own (a key is whole in each event).
 // A key of lower-case letters and `_` cannot hold a value or a placeholder
 // and is skipped.
-fn scan_keys(rules: &Rules, blocks: bool, v: &mut Value) -> Result<(), ScanError> {
+fn scan_keys(rules: &Rules, blocks: bool, v: &mut Value) -> Result<(), GuardError> {
     match v {
         Value::Array(items) => items
             .iter_mut()
@@ -374,14 +593,14 @@ fn scan_keys(rules: &Rules, blocks: bool, v: &mut Value) -> Result<(), ScanError
 ///
 /// # Errors
 ///
-/// [`ScanError::Blocked`] when a block rule matched.
+/// [`GuardError::Blocked`] when a block rule matched.
 pub(crate) fn scan_json(
     rules: &Rules,
-    vault: &mut Vault,
+    lend: &mut Lend<'_>,
     value: &mut Value,
-) -> Result<bool, ScanError> {
+) -> Result<bool, GuardError> {
     let blocks = has_blocks(rules);
-    with_vault(vault, || scan_keys(rules, blocks, value))?;
+    lent(lend, || scan_keys(rules, blocks, value))?;
     let mut frags = Vec::new();
     let mut dropped = false;
     walk(
@@ -392,7 +611,7 @@ pub(crate) fn scan_json(
         &mut dropped,
         &mut frags,
     );
-    with_vault(vault, || {
+    lent(lend, || {
         for f in frags {
             let out = whole(rules, blocks, f.text)?;
             if out != *f.text {
@@ -503,14 +722,13 @@ struct FieldStream {
 pub(crate) struct SseScan {
     rules: Rules,
     blocks: bool,
-    vault: Vault,
     limits: Limits,
     parser: Parser,
     streams: HashMap<String, FieldStream>,
     seq: u64,
     held: usize,
     template_bytes: usize,
-    failed: Option<ScanError>,
+    failed: Option<GuardError>,
     done: bool,
     parsed: Vec<Event>,
 }
@@ -527,16 +745,10 @@ impl SseScan {
         self.held
     }
 
-    /// The request's vault, with what the rules did so far.
-    pub(crate) fn vault(&self) -> &Vault {
-        &self.vault
-    }
-
-    pub(crate) fn new(rules: &Rules, vault: Vault, limits: Limits) -> SseScan {
+    pub(crate) fn new(rules: &Rules, limits: Limits) -> SseScan {
         SseScan {
             rules: rules.clone(),
             blocks: has_blocks(rules),
-            vault,
             limits,
             parser: Parser::new(),
             streams: HashMap::new(),
@@ -551,7 +763,12 @@ impl SseScan {
 
     /// Feeds upstream bytes; appends the safe bytes to `out`. On error the
     /// stream is closed: nothing more is appended, ever.
-    pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), ScanError> {
+    pub(crate) fn feed(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Vec<u8>,
+        lend: &mut Lend<'_>,
+    ) -> Result<(), GuardError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
@@ -559,7 +776,7 @@ impl SseScan {
         self.parser.feed(chunk, &mut parsed);
         let mut result = Ok(());
         for event in parsed.drain(..) {
-            result = self.event(event, out);
+            result = self.event(event, out, lend);
             if result.is_err() {
                 break;
             }
@@ -567,33 +784,37 @@ impl SseScan {
         parsed.clear();
         self.parsed = parsed;
         if result.is_ok() && self.parser.pending() > self.limits.max_event {
-            result = Err(ScanError::EventTooLarge);
+            result = Err(GuardError::EventTooLarge);
         }
         self.settle(result)
     }
 
     /// The upstream ended: the last event, then every field's rest.
-    pub(crate) fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), ScanError> {
+    pub(crate) fn finish(
+        &mut self,
+        out: &mut Vec<u8>,
+        lend: &mut Lend<'_>,
+    ) -> Result<(), GuardError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
         let mut result = Ok(());
         if let Some(event) = self.parser.finish() {
-            result = self.event(event, out);
+            result = self.event(event, out, lend);
         }
         if result.is_ok() {
-            result = self.flush_all(out);
+            result = self.flush_all(out, lend);
         }
         self.settle(result)
     }
 
     /// Closes the stream with `e` (an upstream failure).
-    pub(crate) fn fail(&mut self, e: ScanError) -> ScanError {
+    pub(crate) fn fail(&mut self, e: GuardError) -> GuardError {
         let _ = self.settle(Err(e.clone()));
         e
     }
 
-    fn settle(&mut self, result: Result<(), ScanError>) -> Result<(), ScanError> {
+    fn settle(&mut self, result: Result<(), GuardError>) -> Result<(), GuardError> {
         if let Err(e) = &result {
             self.streams.clear();
             self.held = 0;
@@ -604,9 +825,14 @@ impl SseScan {
         result
     }
 
-    fn event(&mut self, event: Event, out: &mut Vec<u8>) -> Result<(), ScanError> {
+    fn event(
+        &mut self,
+        event: Event,
+        out: &mut Vec<u8>,
+        lend: &mut Lend<'_>,
+    ) -> Result<(), GuardError> {
         if event.byte_len() > self.limits.max_event {
-            return Err(ScanError::EventTooLarge);
+            return Err(GuardError::EventTooLarge);
         }
         // Only the fields SSE defines, with values that carry no text but
         // the data; comments are dropped.
@@ -627,7 +853,7 @@ impl SseScan {
                     clean.push_field(name, value)
                 }
                 _ => {
-                    return Err(ScanError::Framing(format!(
+                    return Err(GuardError::Framing(format!(
                         "a field named {:?} ({} bytes)",
                         name.chars().take(16).collect::<String>(),
                         name.len()
@@ -642,13 +868,13 @@ impl SseScan {
             return Ok(());
         };
         if self.done {
-            return Err(ScanError::Framing(
+            return Err(GuardError::Framing(
                 "data after the end of the stream".to_owned(),
             ));
         }
         let trimmed = data.trim();
         if trimmed == "[DONE]" {
-            self.flush_all(out)?;
+            self.flush_all(out, lend)?;
             self.done = true;
             clean.set_data(&data);
             clean.write_to(out);
@@ -656,7 +882,7 @@ impl SseScan {
         }
         let mut root = parse_json(&data)?;
         let event_type = clean.event_type().map(str::to_owned);
-        self.json_event(&mut root, event_type, out)?;
+        self.json_event(&mut root, event_type, out, lend)?;
         clean.set_data(&root.to_string());
         clean.write_to(out);
         Ok(())
@@ -667,7 +893,8 @@ impl SseScan {
         root: &mut Value,
         event_type: Option<String>,
         out: &mut Vec<u8>,
-    ) -> Result<(), ScanError> {
+        lend: &mut Lend<'_>,
+    ) -> Result<(), GuardError> {
         let root_type = root
             .get("type")
             .and_then(Value::as_str)
@@ -721,7 +948,7 @@ impl SseScan {
 
         let rules = &self.rules;
         let blocks = self.blocks;
-        with_vault(&mut self.vault, || scan_keys(rules, blocks, root))?;
+        lent(lend, || scan_keys(rules, blocks, root))?;
         let mut dropped = false;
         let mut frags = Vec::new();
         let mut key = prefix.clone();
@@ -738,14 +965,14 @@ impl SseScan {
             .filter(|f| f.streamed && !self.streams.contains_key(&f.key))
             .count();
         if self.streams.len() + new > self.limits.max_streams {
-            return Err(ScanError::TooManyStreams);
+            return Err(GuardError::TooManyStreams);
         }
         let rules = &self.rules;
         let streams = &mut self.streams;
         let held = &mut self.held;
         let seq = &mut self.seq;
         let max_held = self.limits.max_held;
-        let result: Result<(), ScanError> = with_vault(&mut self.vault, || {
+        let result: Result<(), GuardError> = lent(lend, || {
             for f in frags.iter_mut() {
                 if !f.streamed {
                     let safe = whole(rules, blocks, f.text)?;
@@ -766,13 +993,13 @@ impl SseScan {
                 let safe = stream
                     .replacer
                     .feed(f.text)
-                    .map_err(|e| ScanError::from_stream(&e))?;
+                    .map_err(|e| GuardError::from_stream(&e))?;
                 let now = stream.replacer.held();
                 *held = *held + now - stream.held;
                 stream.held = now;
                 *f.text = safe;
                 if *held > max_held {
-                    return Err(ScanError::HeldLimit);
+                    return Err(GuardError::HeldLimit);
                 }
             }
             Ok(())
@@ -802,13 +1029,15 @@ impl SseScan {
         }
         // The copies are bounded by one event's worth in all.
         if self.template_bytes > self.limits.max_event.max(self.limits.max_held) {
-            return Err(ScanError::HeldLimit);
+            return Err(GuardError::HeldLimit);
         }
 
         if ends_all || !ends.is_empty() {
             let carried: HashMap<String, String> = streamed.into_iter().collect();
-            let rests =
-                self.flush_where(|k| ends_all || ends.iter().any(|p| k.starts_with(p.as_str())))?;
+            let rests = self.flush_where(
+                |k| ends_all || ends.iter().any(|p| k.starts_with(p.as_str())),
+                lend,
+            )?;
             for (key, rest, template) in rests {
                 match carried.get(&key) {
                     // The ending event carries the field: its rest goes there.
@@ -827,8 +1056,8 @@ impl SseScan {
     }
 
     /// Flushes every stream, writing each rest as its own event.
-    fn flush_all(&mut self, out: &mut Vec<u8>) -> Result<(), ScanError> {
-        for (_, rest, template) in self.flush_where(|_| true)? {
+    fn flush_all(&mut self, out: &mut Vec<u8>, lend: &mut Lend<'_>) -> Result<(), GuardError> {
+        for (_, rest, template) in self.flush_where(|_| true, lend)? {
             out.extend_from_slice(&rest_event(rest, template));
         }
         Ok(())
@@ -840,7 +1069,8 @@ impl SseScan {
     fn flush_where(
         &mut self,
         which: impl Fn(&str) -> bool,
-    ) -> Result<Vec<(String, String, Option<Template>)>, ScanError> {
+        lend: &mut Lend<'_>,
+    ) -> Result<Vec<(String, String, Option<Template>)>, GuardError> {
         let mut keys: Vec<(u64, String)> = self
             .streams
             .iter()
@@ -857,8 +1087,8 @@ impl SseScan {
             if let Some(t) = &stream.template {
                 self.template_bytes -= t.size;
             }
-            let rest = with_vault(&mut self.vault, || stream.replacer.flush())
-                .map_err(|e| ScanError::from_stream(&e))?;
+            let rest =
+                lent(lend, || stream.replacer.flush()).map_err(|e| GuardError::from_stream(&e))?;
             if !rest.is_empty() {
                 rests.push((key, rest, stream.template));
             }
@@ -890,20 +1120,19 @@ fn rest_event(rest: String, template: Option<Template>) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    fn scan(input: &str) -> (String, Result<(), ScanError>) {
-        let rules = crate::detect::response_rules(stream_replace::Config::new()).unwrap();
-        let limits = Limits {
-            max_held: 1 << 20,
-            max_streams: 16,
-            max_event: 1 << 20,
-        };
-        let mut s = SseScan::new(&rules, Vault::new(), limits);
+    fn scan(input: &str) -> (String, Result<(), GuardError>) {
+        let rules = Rules::builder()
+            .regex(r"[\w.+-]+@[\w-]+\.\w+", "[EMAIL_REDACTED]")
+            .build()
+            .unwrap();
+        let mut s = SseScan::new(&rules, Limits::new().max_streams(16));
         let mut out = Vec::new();
         let mut r = Ok(());
+        let lend = &mut |call: &mut dyn FnMut()| call();
         for b in input.as_bytes().chunks(3) {
-            r = r.and_then(|()| s.feed(b, &mut out));
+            r = r.and_then(|()| s.feed(b, &mut out, lend));
         }
-        let r = r.and_then(|()| s.finish(&mut out));
+        let r = r.and_then(|()| s.finish(&mut out, lend));
         (String::from_utf8(out).unwrap(), r)
     }
 

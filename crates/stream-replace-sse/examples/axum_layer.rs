@@ -1,8 +1,8 @@
-//! An `axum` app that guards its model responses with the proxy's
-//! response path: one `.layer(...)` line.
+//! An `axum` app that guards its model responses with the response
+//! layer: one `.layer(...)` line.
 //!
 //! ```sh
-//! cargo run -p stream-replace-proxy --example axum_layer
+//! cargo run -p stream-replace-sse --features http --example axum_layer
 //! ```
 //!
 //! It serves `/v1/chat/completions` on 127.0.0.1:14100 with a canned SSE
@@ -14,7 +14,8 @@ use axum::http::header;
 use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
-use stream_replace_proxy::{Api, GuardLayer, ResponseGuard};
+use stream_replace::Rules;
+use stream_replace_sse::{Api, GuardLayer, ResponseGuard};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 // The app's own handler: a model reply, streamed.
@@ -34,12 +35,15 @@ async fn chat() -> Response {
         .expect("a valid response")
 }
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let rules = Rules::builder()
+        .regex(r"[\w.+-]+@[\w-]+\.\w+", "[EMAIL_REDACTED]")
+        .build()?;
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
         // The one line that guards every response of the app.
-        .layer(GuardLayer::new(ResponseGuard::new()?, Api::OpenAi));
+        .layer(GuardLayer::new(ResponseGuard::new(&rules), Api::OpenAi));
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:14100").await?;
     tokio::spawn(async move { axum::serve(listener, app).await });
