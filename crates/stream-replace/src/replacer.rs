@@ -464,14 +464,21 @@ impl Replacer {
             }
             return self.held_limit_str(out);
         }
+        // The token path did not apply: straight to the general path, so
+        // that `feed_chunk`'s own copy of the token path is not compiled
+        // in here a second time (its registers spill into the one above).
         let (rules, guard) = (&self.rules, &mut self.guard);
         let prog = &self.rules.inner.program;
-        let fed = self
-            .stream
-            .feed_chunk(prog, chunk.as_bytes(), true, self.max_held, || StrInput {
+        let fed = self.stream.feed_general(
+            prog,
+            chunk.as_bytes(),
+            true,
+            self.max_held,
+            &mut StrInput {
                 sink: StrOut { rules, guard, out },
                 chunk,
-            });
+            },
+        );
         match fed {
             Ok(()) => Ok(()),
             Err(halt) => Err(self.fail(halt)),

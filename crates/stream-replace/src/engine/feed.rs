@@ -154,10 +154,11 @@ impl StreamState {
         Some(fed)
     }
 
-    /// `feed_chunk` past its token path. Out of line, so that the token
-    /// path's callers stay small.
+    /// `feed_chunk` past its token path; also called by a caller whose
+    /// `feed_token` gave `None`. Out of line, so that the token path's
+    /// callers stay small.
     #[inline(never)]
-    fn feed_general(
+    pub(crate) fn feed_general(
         &mut self,
         prog: &Program,
         chunk: &[u8],
