@@ -614,6 +614,10 @@ pub(crate) struct StreamGuard {
     /// here rather than in the sink, so that the sink is one word smaller
     /// (it is built on every feed).
     pub(crate) scratch: Vec<u8>,
+    /// The values of `Replacement::with_state` closures: here rather than
+    /// beside the guard, so that the sink built on every feed borrows one
+    /// field for both.
+    pub(crate) state: State,
 }
 
 impl StreamGuard {
@@ -626,6 +630,7 @@ impl StreamGuard {
             counters: Counters::new(&rules.inner.meta),
             block: None,
             scratch: Vec::new(),
+            state: State::default(),
         }
     }
 
@@ -781,7 +786,6 @@ pub(crate) fn apply_plain_text(
 pub(crate) fn apply(
     rules: &Rules,
     guard: &mut StreamGuard,
-    state: &mut State,
     hay: &[u8],
     offset: usize,
     rule: usize,
@@ -793,7 +797,7 @@ pub(crate) fn apply(
     if is_plain(rules, guard, rule) {
         // The common case, kept short: a replacement and a count.
         guard.counters.count_match(rule);
-        rules.append_replacement(hay, offset, rule, start..end, state, out);
+        rules.append_replacement(hay, offset, rule, start..end, &mut guard.state, out);
         return Verdict::Accept;
     }
     match judge(rules, guard, hay, offset, rule, start, end) {
@@ -804,7 +808,7 @@ pub(crate) fn apply(
             Verdict::Accept
         }
         Judged::Replace => {
-            rules.append_replacement(hay, offset, rule, start..end, state, out);
+            rules.append_replacement(hay, offset, rule, start..end, &mut guard.state, out);
             Verdict::Accept
         }
     }

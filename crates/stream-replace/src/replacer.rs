@@ -5,13 +5,12 @@
 use std::fmt;
 use std::ops::Range;
 
-use crate::config::Config;
-use crate::engine::{extend_small, Halt, Limit, Sink, StreamState, Verdict};
+use crate::engine::{extend_small, Halt, Sink, StreamState, Verdict};
 use crate::error::StreamError;
 use crate::guard::{
     self, Counters, EvaluateConfig, Evaluation, StreamGuard, Trigger, TriggerRecording,
 };
-use crate::replacement::{Placeholders, State};
+use crate::replacement::Placeholders;
 use crate::rules::Rules;
 
 /// The byte sink ([`Out`]) over a replacer's fields, appending to `$out`:
@@ -20,7 +19,6 @@ macro_rules! byte_out {
     ($r:ident, $out:expr) => {
         Out {
             rules: &$r.rules,
-            state: &mut $r.state,
             guard: &mut $r.guard,
             out: $out,
         }
@@ -252,13 +250,11 @@ pub struct Replacer {
     rules: Rules,
     stream: StreamState,
     failed: Option<StreamError>,
-    /// Set while a call runs: still set on entry means a panic unwound out
-    /// of the last call, and the stream is poisoned.
-    busy: bool,
+    /// `BUSY`, `FAILED` and `WORDS`: a feed checks this one byte, and goes
+    /// its usual way when it is clear.
+    flags: u8,
     /// Reused output buffer of the `&str` methods.
     text_out: Vec<u8>,
-    /// The values of `Replacement::with_state` closures.
-    state: State,
     /// `Config::max_held`, or no limit for `Rules::replace_all`.
     max_held: usize,
     /// Allowlist, triggers, counters, and the block that stopped the stream.
@@ -275,9 +271,8 @@ impl Replacer {
         Replacer {
             stream,
             failed: None,
-            busy: false,
+            flags: 0,
             text_out: Vec::new(),
-            state: State::default(),
             max_held: rules.inner.config.get_max_held(),
             guard: StreamGuard::new(&rules),
             word_cap: None,
@@ -413,6 +408,21 @@ impl Replacer {
     /// ```
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
+        if self.flags != 0 {
+            return self.feed_flagged(chunk, out);
+        }
+        // `call` with its checks folded into the one above.
+        self.flags = BUSY;
+        let result = self.feed_str(chunk, out);
+        self.flags &= !BUSY;
+        result
+    }
+
+    /// `feed_into` on a stream that is failed, poisoned or releases at word
+    /// boundaries.
+    #[cold]
+    #[inline(never)]
+    fn feed_flagged(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
         if self.word_cap.is_some() {
             return self.feed_words(chunk, out);
         }
@@ -435,7 +445,7 @@ impl Replacer {
     /// Feeds a `&str` chunk to the engine, its output appended to `out`.
     #[inline(always)]
     fn feed_str(&mut self, chunk: &str, out: &mut String) -> Result<(), StreamError> {
-        // The literal token path, before the sink and the limit are made:
+        // The literal token path, before the sink is made:
         // without this shortcut the 1,000-term deny list at token chunks
         // runs 4% more instructions (`benches/instructions.rs`). The same
         // path as `feed_chunk`'s first branch.
@@ -454,20 +464,21 @@ impl Replacer {
             }
             return self.held_limit_str(out);
         }
-        let limit = held_limit(self.max_held, &self.rules.inner.config);
-        let (rules, state, guard) = (&self.rules, &mut self.state, &mut self.guard);
+        // The token path did not apply: straight to the general path, so
+        // that `feed_chunk`'s own copy of the token path is not compiled
+        // in here a second time (its registers spill into the one above).
+        let (rules, guard) = (&self.rules, &mut self.guard);
         let prog = &self.rules.inner.program;
-        let fed = self
-            .stream
-            .feed_chunk(prog, chunk.as_bytes(), true, &limit, || StrInput {
-                sink: StrOut {
-                    rules,
-                    state,
-                    guard,
-                    out,
-                },
+        let fed = self.stream.feed_general(
+            prog,
+            chunk.as_bytes(),
+            true,
+            self.max_held,
+            &mut StrInput {
+                sink: StrOut { rules, guard, out },
                 chunk,
-            });
+            },
+        );
         match fed {
             Ok(()) => Ok(()),
             Err(halt) => Err(self.fail(halt)),
@@ -610,6 +621,11 @@ impl Replacer {
     /// ```
     pub fn release_at_words(&mut self, cap: Option<usize>) {
         self.word_cap = cap;
+        if cap.is_some() {
+            self.flags |= WORDS;
+        } else {
+            self.flags &= !WORDS;
+        }
     }
 
     /// Bytes of output decided but kept back by
@@ -746,9 +762,9 @@ impl Replacer {
     pub fn reset(&mut self) {
         self.stream.reset();
         self.failed = None;
-        self.busy = false;
+        self.flags &= WORDS;
         self.guard.block = None;
-        self.state.remove::<Placeholders>();
+        self.guard.state.remove::<Placeholders>();
         self.words.clear();
     }
 
@@ -939,7 +955,7 @@ impl Replacer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn state<S: Send + Sync + 'static>(&self) -> Option<&S> {
-        self.state.get()
+        self.guard.state.get()
     }
 
     /// This stream's value of type `S`, to change.
@@ -962,7 +978,7 @@ impl Replacer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn state_mut<S: Send + Sync + 'static>(&mut self) -> Option<&mut S> {
-        self.state.get_mut()
+        self.guard.state.get_mut()
     }
 
     /// Takes this stream's value of type `S` out: the next closure that
@@ -986,27 +1002,25 @@ impl Replacer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn take_state<S: Send + Sync + 'static>(&mut self) -> Option<S> {
-        self.state.remove()
+        self.guard.state.remove()
     }
 
     /// Sets this stream's value of type `S` (see [`Rules::replacer_with`]).
     pub(crate) fn set_state<S: Send + Sync + 'static>(&mut self, value: S) {
-        self.state.insert(value);
+        self.guard.state.insert(value);
     }
 
     /// Applies the held-limit policy after the token path of `feed_str`.
     #[cold]
     #[inline(never)]
     fn held_limit_str(&mut self, out: &mut String) -> Result<(), StreamError> {
-        let limit = held_limit(self.max_held, &self.rules.inner.config);
         let mut sink = StrOut {
             rules: &self.rules,
-            state: &mut self.state,
             guard: &mut self.guard,
             out,
         };
         let prog = &self.rules.inner.program;
-        match self.stream.over_limit(prog, &limit, true, &mut sink) {
+        match self.stream.over_limit(prog, self.max_held, true, &mut sink) {
             Ok(()) => Ok(()),
             Err(halt) => Err(self.fail(halt)),
         }
@@ -1015,19 +1029,19 @@ impl Replacer {
     /// Runs one call on the stream: refuses it when the stream failed or
     /// was poisoned by a panic in an earlier call (then what it held is
     /// dropped, never released), and marks the stream busy while `f` runs,
-    /// so that a panic out of `f` poisons it. The only place that sets
-    /// `busy`.
+    /// so that a panic out of `f` poisons it. (`feed_into` does the same
+    /// inline.)
     #[inline(always)]
     fn call<T>(
         &mut self,
         f: impl FnOnce(&mut Replacer) -> Result<T, StreamError>,
     ) -> Result<T, StreamError> {
-        if self.busy || self.failed.is_some() {
+        if self.flags & (BUSY | FAILED) != 0 {
             return Err(self.refuse());
         }
-        self.busy = true;
+        self.flags |= BUSY;
         let result = f(self);
-        self.busy = false;
+        self.flags &= !BUSY;
         result
     }
 
@@ -1035,11 +1049,11 @@ impl Replacer {
     #[cold]
     #[inline(never)]
     fn refuse(&mut self) -> StreamError {
-        if self.busy {
-            self.busy = false;
+        if self.flags & BUSY != 0 {
             let e = StreamError::poisoned(self.stream.held(), self.max_held);
             self.stream.reset();
             self.failed = Some(e);
+            self.flags = self.flags & !BUSY | FAILED;
         }
         self.failed
             .clone()
@@ -1049,12 +1063,10 @@ impl Replacer {
     fn feed_raw(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), StreamError> {
         self.call(|r| {
             let start = out.len();
-            let limit = held_limit(r.max_held, &r.rules.inner.config);
-            let (rules, state, guard) = (&r.rules, &mut r.state, &mut r.guard);
+            let (rules, guard) = (&r.rules, &mut r.guard);
             let prog = &r.rules.inner.program;
-            let fed = r.stream.feed_chunk(prog, chunk, false, &limit, || Out {
+            let fed = r.stream.feed_chunk(prog, chunk, false, r.max_held, || Out {
                 rules,
-                state,
                 guard,
                 out: &mut *out,
             });
@@ -1108,6 +1120,7 @@ impl Replacer {
             Halt::HeldLimit { held } => StreamError::new(held, self.max_held),
         };
         self.failed = Some(e.clone());
+        self.flags |= FAILED;
         e
     }
 
@@ -1156,19 +1169,17 @@ fn is_delimiter(b: u8) -> bool {
 /// Output of at most this many ASCII bytes is appended char by char.
 const SHORT: usize = 16;
 
-/// The engine's view of `Config::max_held` and `Config::on_held_limit`.
-#[inline(always)]
-fn held_limit(max: usize, config: &Config) -> Limit<'_> {
-    Limit {
-        max,
-        policy: config.get_on_held_limit(),
-    }
-}
+/// `Replacer::flags`: a call is under way (still set on entry means a
+/// panic unwound out of the last call, and the stream is poisoned)...
+const BUSY: u8 = 1;
+/// ...the stream failed (`Replacer::failed` says how)...
+const FAILED: u8 = 2;
+/// ...output is released at word boundaries (`Replacer::word_cap`).
+const WORDS: u8 = 4;
 
 /// The sink that turns decided text and matches into output.
 struct Out<'a> {
     rules: &'a Rules,
-    state: &'a mut State,
     guard: &'a mut StreamGuard,
     out: &'a mut Vec<u8>,
 }
@@ -1188,7 +1199,7 @@ impl Sink for Out<'_> {
         end: usize,
     ) -> Verdict {
         guard::apply(
-            self.rules, self.guard, self.state, hay, offset, rule, start, end, self.out,
+            self.rules, self.guard, hay, offset, rule, start, end, self.out,
         )
     }
 
@@ -1206,7 +1217,6 @@ impl Sink for Out<'_> {
 /// were mixed on one stream and left a character cut).
 struct StrOut<'a> {
     rules: &'a Rules,
-    state: &'a mut State,
     guard: &'a mut StreamGuard,
     out: &'a mut String,
 }
@@ -1233,7 +1243,6 @@ impl Sink for StrOut<'_> {
         let verdict = guard::apply(
             self.rules,
             self.guard,
-            self.state,
             hay,
             offset,
             rule,

@@ -22,7 +22,7 @@
 
 use super::bytes::is_continuation;
 use super::matcher::{Matcher, Verdict};
-use super::{Halt, Limit, Program, Sink, StreamState, LITERAL, NONE_DECIDED};
+use super::{Halt, Program, Sink, StreamState, LITERAL, NONE_DECIDED};
 use crate::config::HeldLimit;
 
 /// Bytes fed to the matchers at a time when both run: a decision of one
@@ -85,6 +85,10 @@ impl StreamState {
     /// several borrows; building it whole costs a token-sized feed about a
     /// tenth of its work).
     ///
+    /// The stream holds at most `max_held` bytes after each segment
+    /// (`Config::max_held`); past that, the program's policy applies
+    /// (`Config::on_held_limit`, see `over_limit`).
+    ///
     /// # Errors
     ///
     /// [`Halt`] when the sink stopped the stream or the held limit failed
@@ -95,7 +99,7 @@ impl StreamState {
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-        limit: &Limit<'_>,
+        max_held: usize,
         sink: impl FnOnce() -> S,
     ) -> Result<(), Halt> {
         // A stopped stream is failed and reset by its owner before any
@@ -115,12 +119,12 @@ impl StreamState {
             }
             // What the automaton holds is at most the longest literal, but
             // the limit may be lower.
-            if held > limit.max {
-                return self.over_limit(prog, limit, whole_chars, &mut sink);
+            if held > max_held {
+                return self.over_limit(prog, max_held, whole_chars, &mut sink);
             }
             return Ok(());
         }
-        self.feed_general(prog, chunk, whole_chars, limit, &mut sink())
+        self.feed_general(prog, chunk, whole_chars, max_held, &mut sink())
     }
 
     /// `feed_chunk`'s token path alone, for a caller that writes its
@@ -150,24 +154,25 @@ impl StreamState {
         Some(fed)
     }
 
-    /// `feed_chunk` past its token path. Out of line, so that the token
-    /// path's callers stay small.
+    /// `feed_chunk` past its token path; also called by a caller whose
+    /// `feed_token` gave `None`. Out of line, so that the token path's
+    /// callers stay small.
     #[inline(never)]
-    fn feed_general(
+    pub(crate) fn feed_general(
         &mut self,
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-        limit: &Limit<'_>,
+        max_held: usize,
         sink: &mut impl Sink,
     ) -> Result<(), Halt> {
         if self.token && self.feed_token_matches(prog, chunk, whole_chars, sink) {
-            return self.check_limit(prog, limit, whole_chars, sink);
+            return self.check_limit(prog, max_held, whole_chars, sink);
         }
         if chunk.len() <= SMALL_CHUNK {
-            return self.feed_small(prog, chunk, whole_chars, limit, sink);
+            return self.feed_small(prog, chunk, whole_chars, max_held, sink);
         }
-        self.feed_segments(prog, chunk, whole_chars, limit, sink)
+        self.feed_segments(prog, chunk, whole_chars, max_held, sink)
     }
 
     /// A token-sized chunk, fed whole as one piece: scanning it in place
@@ -180,11 +185,11 @@ impl StreamState {
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-        limit: &Limit<'_>,
+        max_held: usize,
         sink: &mut impl Sink,
     ) -> Result<(), Halt> {
         self.feed_piece(prog, chunk, whole_chars, sink);
-        self.check_limit(prog, limit, whole_chars, sink)
+        self.check_limit(prog, max_held, whole_chars, sink)
     }
 
     /// The main loop over a chunk longer than a token: decided literals
@@ -196,7 +201,7 @@ impl StreamState {
         prog: &Program,
         chunk: &[u8],
         whole_chars: bool,
-        limit: &Limit<'_>,
+        max_held: usize,
         sink: &mut impl Sink,
     ) -> Result<(), Halt> {
         let mut at = 0;
@@ -240,7 +245,7 @@ impl StreamState {
                 0
             };
             at += n - back;
-            self.check_limit(prog, limit, whole_chars, sink)?;
+            self.check_limit(prog, max_held, whole_chars, sink)?;
         }
         Ok(())
     }
@@ -250,15 +255,15 @@ impl StreamState {
     fn check_limit(
         &mut self,
         prog: &Program,
-        limit: &Limit<'_>,
+        max_held: usize,
         whole_chars: bool,
         sink: &mut impl Sink,
     ) -> Result<(), Halt> {
         if self.stopped {
             return Err(Halt::Stopped);
         }
-        if self.tape.held() > limit.max {
-            return self.over_limit(prog, limit, whole_chars, sink);
+        if self.tape.held() > max_held {
+            return self.over_limit(prog, max_held, whole_chars, sink);
         }
         Ok(())
     }
@@ -270,15 +275,15 @@ impl StreamState {
     pub(crate) fn over_limit(
         &mut self,
         prog: &Program,
-        limit: &Limit<'_>,
+        max_held: usize,
         whole_chars: bool,
         sink: &mut impl Sink,
     ) -> Result<(), Halt> {
         let held = self.tape.held();
-        if held <= limit.max {
+        if held <= max_held {
             return Ok(());
         }
-        match limit.policy {
+        match &prog.held_policy {
             HeldLimit::Fail => {
                 self.discard_held(prog);
                 Err(Halt::HeldLimit { held })
@@ -700,9 +705,9 @@ mod tests {
     use proptest::prelude::*;
     use regex_automata::meta;
 
-    use super::super::{Limit, Program, Sink, Source, StreamState, LITERAL, THREADS};
+    use super::super::{Program, Sink, Source, StreamState, LITERAL, THREADS};
     use super::{PIECE, SEGMENT, SMALL_CHUNK, SMALL_FEED};
-    use crate::config::{Config, HeldLimit};
+    use crate::config::Config;
     use crate::engine::matcher::{Matcher, Verdict};
 
     /// Writes text as it is and a match as `<rule>`; rejects the matches
@@ -780,17 +785,12 @@ mod tests {
     /// Feeds `chunks` through `feed_chunk` and ends the input.
     fn feed(prog: &Program, chunks: &[&[u8]], reject: Option<usize>) -> (Vec<u8>, StreamState) {
         let mut state = StreamState::new(prog);
-        let policy = HeldLimit::default();
-        let limit = Limit {
-            max: usize::MAX,
-            policy: &policy,
-        };
         let mut sink = Record {
             out: Vec::new(),
             reject,
         };
         for chunk in chunks {
-            let done = state.feed_chunk(prog, chunk, false, &limit, || &mut sink);
+            let done = state.feed_chunk(prog, chunk, false, usize::MAX, || &mut sink);
             assert_eq!(done, Ok(()));
             state.check_invariants(prog);
         }
@@ -943,13 +943,8 @@ mod tests {
         assert_eq!(out, b"<2> <1><2> <0><1>".to_vec());
         assert_eq!(state.offset(), 0, "finish resets the stream");
         let mut state = StreamState::new(&prog);
-        let policy = HeldLimit::default();
-        let limit = Limit {
-            max: usize::MAX,
-            policy: &policy,
-        };
         let mut sink = Record::default();
-        let done = state.feed_chunk(&prog, b"zz yy", false, &limit, || &mut sink);
+        let done = state.feed_chunk(&prog, b"zz yy", false, usize::MAX, || &mut sink);
         assert_eq!(done, Ok(()));
         let threads = state.threads.as_ref().unwrap();
         assert_eq!(threads.scanned(), 5);

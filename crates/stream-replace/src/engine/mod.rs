@@ -110,17 +110,6 @@ pub(crate) trait Sink {
     }
 }
 
-/// The cap on held bytes and what to do past it (`Config::max_held`,
-/// `Config::on_held_limit`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Limit<'a> {
-    /// The most bytes the stream may hold after a segment.
-    pub(crate) max: usize,
-    /// What to do past it: fail, or drop the held text and the pending
-    /// candidate's and release the policy's text in their place.
-    pub(crate) policy: &'a HeldLimit,
-}
-
 /// Why a feed stopped before the end of its chunk. The stream keeps its
 /// state (the caller resets it, or keeps it failed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,6 +207,9 @@ pub(crate) struct Program {
     literal_tokens: bool,
     /// ...and, for `&str` feeds, no literal starts inside a character.
     literal_tokens_str: bool,
+    /// What a stream does past its held limit (`Config::on_held_limit`):
+    /// kept here, so that a feed takes only the limit's size.
+    held_policy: HeldLimit,
 }
 
 /// The slot of each matcher in the stream's per-matcher arrays, in the
@@ -341,6 +333,7 @@ impl Program {
                 && literal.as_ref().is_some_and(|p| !p.starts_in_char()),
             literal,
             literals_only,
+            held_policy: config.get_on_held_limit().clone(),
         })
     }
 
