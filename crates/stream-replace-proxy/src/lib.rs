@@ -26,7 +26,7 @@
 //!   `logprobs` are dropped. What the proxy cannot parse (unknown SSE
 //!   fields, data that is not JSON, a compressed body) ends the response
 //!   with an error: a 502 before the first byte, an error event after.
-//!   That path is `stream-replace-sse`'s response layer (feature `http`),
+//!   That path is `stream-replace-sse`'s response layer,
 //!   re-exported here ([`ResponseGuard`], [`GuardedBody`], [`GuardLayer`],
 //!   [`Hooks`]); the proxy plugs its vault, deadlines, metrics and access
 //!   log into it as [`Hooks`], and a gateway can embed the same path with
@@ -69,9 +69,8 @@ pub use crate::metrics::Metrics;
 pub use crate::proxy::{serve, serve_metrics, serve_with_shutdown, Config, LOGPROBS_HEADER};
 pub use crate::ruleset::{LogprobsPolicy, RuleSet};
 pub use crate::settings::{Settings, SettingsError};
-/// The response layer this proxy is built on, from `stream-replace-sse`
-/// (feature `http`): see [`RuleSet::response_guard`] for a guard with the
-/// proxy's rules.
+/// The response layer this proxy is built on, from `stream-replace-sse`:
+/// see [`RuleSet::response_guard`] for a guard with the proxy's rules.
 pub use stream_replace_sse::{
     Api, GuardError, GuardLayer, Guarded, GuardedBody, GuardedResponseBody, Hooks, Limits,
     ResponseGuard,

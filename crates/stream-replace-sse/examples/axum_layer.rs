@@ -2,7 +2,7 @@
 //! layer: one `.layer(...)` line.
 //!
 //! ```sh
-//! cargo run -p stream-replace-sse --features http --example axum_layer
+//! cargo run -p stream-replace-sse --example axum_layer
 //! ```
 //!
 //! It serves `/v1/chat/completions` on 127.0.0.1:14100 with a canned SSE

@@ -58,10 +58,8 @@
 //! * [`Error`], [`ErrorKind`], [`PointerError`].
 //!
 //! Nothing of the above is async: call it from any runtime's read loop.
-#![cfg_attr(
-    feature = "http",
-    doc = r##"
-# The response layer (feature `http`)
+#![doc = r##"
+# The response layer
 
 A gateway that holds an `http_body::Body` of a model's reply, or a
 `tower` service that answers with one, gets the whole response path of
@@ -108,40 +106,24 @@ assert!(out.contains("[SSN]") && !out.contains("4410"));
 # Ok(())
 # }
 ```
-"##
-)]
-#![doc = r##"
-# Crate features
-
-* `http` (off by default): the response layer for `http_body` bodies
-  and `tower` services (`ResponseGuard`, `GuardedBody`, `GuardLayer`,
-  `Hooks`), with `http`, `http-body`, `http-body-util`, `bytes`,
-  `tower-layer` and `tower-service`. Without it the crate depends on none
-  of them.
 "##]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
-#[cfg(feature = "http")]
 mod body;
 mod error;
 mod format;
-#[cfg(feature = "http")]
 mod layer;
 mod replacer;
-#[cfg(feature = "http")]
 mod scan;
 mod sse;
 
-#[cfg(feature = "http")]
 pub use crate::body::{GuardedBody, Hooks};
 
 pub use crate::error::{Error, ErrorKind, PointerError};
 pub use crate::format::{Format, Pointers};
-#[cfg(feature = "http")]
 pub use crate::layer::{GuardLayer, Guarded, GuardedResponseBody, JsonBody, ResponseGuard};
 pub use crate::replacer::{Options, SseReplacer};
-#[cfg(feature = "http")]
 pub use crate::scan::{Api, GuardError, Limits};
 pub use crate::sse::{Event, Parser};

@@ -1,4 +1,4 @@
-//! The response layer (feature `http`): a hand-made `http_body::Body` of
+//! The response layer: a hand-made `http_body::Body` of
 //! an SSE reply through `ResponseGuard` and `GuardLayer`.
 //!
 //! The oracle: no run of 4 characters of a planted value (from an
