@@ -15,6 +15,15 @@
 //!   replies fed in token-sized chunks through one reused stream;
 //! - `pii_tokens`: the PII set (Unicode `\b`) over the same replies;
 //! - `pii_4k`: the PII set over 1 MB of the corpus in 4 KiB chunks;
+//! - `five_4k`, `five_4b`, `ascii_4k`, `ascii_4b`, `unicode_4k`,
+//!   `unicode_4b`: the five hand-written PII rules (`corpus::PII_FIVE`),
+//!   the PII set with ASCII `\b` and with Unicode `\b`, over the same
+//!   1 MB in 4 KiB and 4-byte chunks, after one pass that is not counted
+//!   (a warm-up: the lazy DFAs' states are built by then, as in a
+//!   process that has served a few replies);
+//! - `five_whole`, `ascii_whole`: the whole-input baseline
+//!   (`corpus::Baseline`, one `meta::Regex` over the rules) on that 1 MB,
+//!   after one uncounted pass, in `stream_workload_whole`, for the ratio;
 //! - `pack_pii_before_tokens`, `pack_pii_secrets_tokens`: the packs bench's
 //!   `pii_before` and `pii_secrets` sets (blocks turned into masks, each
 //!   pack's own `Pack::config`) over the same 200 replies, a fresh stream
@@ -38,6 +47,23 @@ fn stream_workload(r: &mut Replacer, replies: &[Vec<&str>], out: &mut String) ->
         sent += corpus::stream_chunks(r, chunks, out);
     }
     sent
+}
+
+/// The rules of a warmed-up workload, by its name's first part.
+fn warm_rules(name: &str) -> Vec<corpus::Rule> {
+    match name.split('_').next() {
+        Some("five") => corpus::PII_FIVE.to_vec(),
+        Some("ascii") => corpus::pii_ascii_b(),
+        _ => corpus::PII_UNICODE_B.to_vec(),
+    }
+}
+
+/// The whole-input baseline over `text`.
+#[inline(never)]
+fn stream_workload_whole(baseline: &corpus::Baseline, text: &str, out: &mut String) -> usize {
+    out.clear();
+    baseline.replace_into(text, out);
+    text.len()
 }
 
 /// Streams every reply through a fresh replacer of `rules`, as the packs
@@ -75,6 +101,30 @@ fn run(name: &str) {
             )
         }
         "pack_pii_secrets_tokens" => return run_pack(name, pack::pii().and(pack::secrets())),
+        "five_whole" | "ascii_whole" => {
+            let rules = warm_rules(name);
+            let baseline = corpus::Baseline::new(&rules);
+            let text = corpus::corpus(1 << 20);
+            let mut out = String::with_capacity(text.len() + 4096);
+            baseline.replace_into(&text, &mut out);
+            let sent = stream_workload_whole(&baseline, black_box(&text), &mut out);
+            println!("{name}: sent {sent} bytes");
+            return;
+        }
+        "five_4k" | "five_4b" | "ascii_4k" | "ascii_4b" | "unicode_4k" | "unicode_4b" => {
+            let text = corpus::corpus(1 << 20);
+            let size = if name.ends_with("_4b") { 4 } else { 4096 };
+            let input = vec![corpus::chunks(&text, size)];
+            let compiled = corpus::build(&warm_rules(name), Config::new());
+            let mut r = compiled.replacer();
+            let mut out = String::with_capacity(8192);
+            for chunks in &input {
+                corpus::stream_chunks(&mut r, chunks, &mut out);
+            }
+            let sent = stream_workload(&mut r, black_box(&input), &mut out);
+            println!("{name}: sent {sent} bytes");
+            return;
+        }
         _ => {}
     }
     let (rules, input): (Vec<corpus::Rule>, Vec<Vec<&str>>);
@@ -98,6 +148,8 @@ fn run(name: &str) {
         _ => {
             eprintln!(
                 "unknown workload {name}: deny_1000_tokens, pii_tokens, pii_4k, \
+                 five_4k, five_4b, five_whole, ascii_4k, ascii_4b, ascii_whole, \
+                 unicode_4k, unicode_4b, \
                  pack_pii_before_tokens, pack_pii_secrets_tokens"
             );
             std::process::exit(2);
@@ -121,6 +173,14 @@ fn main() {
             "deny_1000_tokens",
             "pii_tokens",
             "pii_4k",
+            "five_4k",
+            "five_4b",
+            "five_whole",
+            "ascii_4k",
+            "ascii_4b",
+            "ascii_whole",
+            "unicode_4k",
+            "unicode_4b",
             "pack_pii_before_tokens",
             "pack_pii_secrets_tokens",
         ] {
