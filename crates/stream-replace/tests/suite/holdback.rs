@@ -460,3 +460,62 @@ fn any_character_rule_before_a_later_rule_at_its_start_is_released_at_once() {
         }
     }
 }
+
+/// Rules with no literal to search for (an email whose local part is a
+/// class common in prose) skip long idle text with a forward search and
+/// a reverse search of the rules' prefixes. After a long feed only the
+/// last word, which may still begin an email, is held; a character cut by
+/// a byte feed keeps the word it ends; a `<think>` block begun anywhere
+/// in the feed is held from its start.
+#[test]
+fn long_feeds_hold_only_what_may_still_begin_a_match() {
+    for dfa in [
+        stream_replace::DfaKind::Dense,
+        stream_replace::DfaKind::Lazy,
+    ] {
+        let rules = Rules::builder()
+            .regex(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}", "[EMAIL]")
+            .regex(r"(?-u:\b)\d{3}-\d{2}-\d{4}(?-u:\b)", "[SSN]")
+            .regex(r"<think>[\s\S]*?</think>", "")
+            .config(stream_replace::Config::new().dfa(dfa))
+            .build()
+            .unwrap();
+        let prose = "Some words, then more words; no address here. ".repeat(20);
+        let cases: &[(String, usize)] = &[
+            (format!("{prose}last"), "last".len()),
+            (
+                format!("{prose}mail bob@example.com and then {prose}tail"),
+                "tail".len(),
+            ),
+            (
+                format!("{prose}<think> a thought {prose}"),
+                "<think> a thought ".len() + prose.len(),
+            ),
+            (format!("{prose}123-45-"), "123-45-".len()),
+            // `é` cannot be in this email's local part.
+            (format!("{prose}caf\u{e9}"), 0),
+        ];
+        for (text, held) in cases {
+            let mut r = rules.replacer();
+            let out = r.feed(text).unwrap();
+            assert_eq!(r.held(), *held, "{dfa:?}: {:?}", &text[text.len() - 30..]);
+            let whole = out + &r.flush().unwrap();
+            assert_eq!(whole, rules.replace_all(text));
+        }
+        // A byte feed that cuts `é`, which a `\w` may be: the word it ends
+        // is kept with it.
+        let rules = Rules::builder()
+            .regex(r"[\w.+-]+@\w+\.com", "[EMAIL]")
+            .config(stream_replace::Config::new().dfa(dfa))
+            .build()
+            .unwrap();
+        let text = format!("{prose}caf\u{e9}@ex.com");
+        let cut = prose.len() + "caf".len() + 1;
+        let mut r = rules.replacer();
+        let mut out = feed(&mut r, &text.as_bytes()[..cut]);
+        assert_eq!(r.held(), "caf".len() + 1, "{dfa:?}");
+        out.extend(feed(&mut r, &text.as_bytes()[cut..]));
+        out.extend(r.flush_bytes().unwrap());
+        assert_eq!(String::from_utf8(out).unwrap(), rules.replace_all(&text));
+    }
+}

@@ -13,11 +13,16 @@
 //! `may_start` row of the byte before says which first bytes a thread
 //! survives, which is the DFA's own start state stepped once. A skipped
 //! position would have started a thread that died on its first byte.
+//! Where the rules have neither a prefilter nor a gate, the forward skip
+//! (see `forward`) goes on from there to the earliest candidate still
+//! alive where the first match ends.
 
 use regex_automata::Span;
 
+use super::forward::FORWARD_MIN;
 use super::program::Prog;
 use super::state::{entered, path, Core};
+use crate::engine::bytes::is_continuation;
 use crate::engine::dfa::Dfa;
 use crate::engine::gate::Seen;
 use crate::engine::tape::Tape;
@@ -27,7 +32,7 @@ impl<D: Dfa> Prog<D> {
     /// its first byte, or `hay.len()`; `lb` is the byte before `from`, if
     /// any.
     pub(super) fn skip_idle(&self, hay: &[u8], from: usize, lb: Option<u8>) -> usize {
-        let p = self.skip_idle_seen(hay, 0, from, lb, &mut Seen::default());
+        let p = self.skip_idle_seen(hay, 0, from, lb, &mut Seen::default(), &mut 0);
         if p > from {
             entered(path::IDLE);
         }
@@ -35,7 +40,8 @@ impl<D: Dfa> Prog<D> {
     }
 
     /// `skip_idle`, with what the stream's earlier needle searches found
-    /// (`hay[0]` is at stream offset `base`).
+    /// and where its last forward search ended (`hay[0]` is at stream
+    /// offset `base`).
     pub(super) fn skip_idle_seen(
         &self,
         hay: &[u8],
@@ -43,6 +49,7 @@ impl<D: Dfa> Prog<D> {
         from: usize,
         lb: Option<u8>,
         seen: &mut Seen,
+        forward: &mut usize,
     ) -> usize {
         let end = hay.len();
         let mut p = from;
@@ -87,6 +94,20 @@ impl<D: Dfa> Prog<D> {
             row = &self.may_start[b as usize + 1];
             p += 1;
         }
+        if self.forward_hirs.is_some() && end - p >= FORWARD_MIN && base + p >= *forward {
+            if let Some(f) = self.forward() {
+                let (mut s, m) = f.skip(hay, p);
+                *forward = base + m;
+                // A byte class may begin a prefix inside a character.
+                while s > p && s < end && is_continuation(hay[s]) {
+                    s -= 1;
+                }
+                if s > p {
+                    entered(path::FORWARD);
+                    p = s;
+                }
+            }
+        }
         p
     }
 }
@@ -98,8 +119,8 @@ impl<D: Dfa> Core<D> {
         let base = tape.base();
         let hay = &tape.bytes()[..end - base];
         let lb = tape.look_behind(self.pos);
-        let seen = &mut self.needles;
-        let p = prog.skip_idle_seen(hay, base, self.pos - base, lb, seen) + base;
+        let (seen, forward) = (&mut self.needles, &mut self.forward);
+        let p = prog.skip_idle_seen(hay, base, self.pos - base, lb, seen, forward) + base;
         if p > self.pos {
             entered(path::IDLE);
         }

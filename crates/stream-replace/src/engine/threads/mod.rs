@@ -54,9 +54,9 @@
 //! - `stream`: `Core::run` and the general DFA loop, which chooses among
 //!   the fast paths; `fallback`: the NFA loop;
 //! - one file per fast path, each saying on top when it is entered and why
-//!   it is exact: `idle`, `quick`, `one_thread`, `many_threads`,
-//!   `suspend`, `settle`, `resume` (the memos they read are the engine's
-//!   `single`, `tuples`, `futures` and `gate`);
+//!   it is exact: `idle`, `forward`, `quick`, `one_thread`,
+//!   `many_threads`, `suspend`, `settle`, `resume` (the memos they read
+//!   are the engine's `single`, `tuples`, `futures` and `gate`);
 //! - this file: `Threads`, the matcher the stream holds, over either DFA.
 //!
 //! Why each of these paths gives the general loop's answer: the crate's
@@ -64,6 +64,7 @@
 //! (`tests`) run each fast path against the general loop.
 
 mod fallback;
+mod forward;
 mod idle;
 mod many_threads;
 mod one_thread;

@@ -13,6 +13,7 @@
 //! `EXIT` and left to the general loop, unstepped, so the two agree on
 //! every byte.
 
+use super::forward::FORWARD_MIN;
 use super::program::Prog;
 use super::state::{entered, path, Core, Fallback};
 use crate::engine::automaton::Thread;
@@ -49,7 +50,7 @@ impl<D: Dfa> Core<D> {
             // Idle: the gate may skip (a segment fed lazily left its last
             // window unscanned, say).
             let lb = tape.look_behind(self.pos);
-            i = prog.skip_idle_seen(hay, base, i, lb, &mut self.needles);
+            i = prog.skip_idle_seen(hay, base, i, lb, &mut self.needles, &mut self.forward);
             self.pos = i + base;
             if self.lazy_stop(prog, self.pos) {
                 return Ok(());
@@ -62,7 +63,10 @@ impl<D: Dfa> Core<D> {
             return Ok(());
         };
         let classes = &prog.classes;
-        let skips = prog.prefilter.is_some() || prog.gate.is_some();
+        // The forward skip pays only over a long enough stretch.
+        let skips = prog.prefilter.is_some()
+            || prog.gate.is_some()
+            || (prog.forward_hirs.is_some() && hay.len() - i >= FORWARD_MIN);
         let mut stale = false;
         loop {
             // The hot loop: one load and a mask per byte.
@@ -101,7 +105,8 @@ impl<D: Dfa> Core<D> {
                 break;
             }
             // Idle, with a prefilter to skip to the next possible start.
-            let j = prog.skip_idle_seen(hay, base, i, Some(hay[i - 1]), &mut self.needles);
+            let (seen, forward) = (&mut self.needles, &mut self.forward);
+            let j = prog.skip_idle_seen(hay, base, i, Some(hay[i - 1]), seen, forward);
             if j > i {
                 i = j;
                 let kind = prog.kind(Some(hay[i - 1]));

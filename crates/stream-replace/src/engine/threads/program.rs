@@ -7,6 +7,7 @@
 //! `state::Core`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use regex_automata::hybrid::dfa::DFA;
 use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
@@ -17,6 +18,7 @@ use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
 
+use super::forward::Forward;
 use super::state::Best;
 use crate::config::{Config, DfaKind};
 use crate::engine::automaton::{byte_kind, start_row, word_lb_row, Automaton, LOOK_BEHINDS};
@@ -112,6 +114,15 @@ pub(crate) struct Prog<D: Dfa> {
     /// Without a prefilter: a literal every match contains near its start
     /// (see `gate`), to skip text where nothing can start.
     pub(super) gate: Option<Gate>,
+    /// Without a prefilter or a gate: the rules, parsed, for the forward
+    /// skip (see `forward`), which finds where a candidate still alive at
+    /// the first match end begins. Built on first use (`Prog::forward`),
+    /// so that rules whose streams never scan a long idle stretch do not
+    /// pay for its automata.
+    pub(super) forward_hirs: Option<Box<[regex_syntax::hir::Hir]>>,
+    pub(super) forward: OnceLock<Option<Box<Forward>>>,
+    /// The NFA size limit the forward skip's automata are built with.
+    pub(super) size_limit: usize,
     /// The bytes a match can start with (an over-approximation from the
     /// NFA; every byte when a rule can match empty).
     pub(super) first: [u64; 4],
@@ -286,6 +297,12 @@ impl<D: Dfa> Prog<D> {
             None if config.get_fast_paths() => Gate::new(sources),
             _ => None,
         };
+        let forward_hirs = match (&prefilter, &gate, hirs) {
+            (None, None, Some(hirs)) if config.get_fast_paths() && Forward::eligible(hirs) => {
+                Some(hirs.to_vec().into_boxed_slice())
+            }
+            _ => None,
+        };
         let mut classes = [0u8; 256];
         let mut seen: Vec<(u8, bool, u8)> = Vec::new();
         for b in 0..=255u8 {
@@ -314,6 +331,9 @@ impl<D: Dfa> Prog<D> {
             never,
             prefilter,
             gate,
+            forward_hirs,
+            forward: OnceLock::new(),
+            size_limit: config.get_size_limit(),
             first,
             check_after: Box::default(),
             quits,
@@ -404,6 +424,9 @@ impl<D: Dfa> Prog<D> {
             never: self.never,
             prefilter: self.prefilter,
             gate: self.gate,
+            forward_hirs: self.forward_hirs,
+            forward: self.forward,
+            size_limit: self.size_limit,
             first: self.first,
             check_after: self.check_after,
             quits: self.quits,
@@ -422,6 +445,17 @@ impl<D: Dfa> Prog<D> {
         let mut guard = self.pool.get();
         let s = guard.get_or_insert_with(|| Box::new(Scratch::new(&self.dfa)));
         f(s)
+    }
+
+    /// The forward skip, built on first use; `None` where the rules have
+    /// none (see `forward_hirs`).
+    pub(super) fn forward(&self) -> Option<&Forward> {
+        self.forward
+            .get_or_init(|| {
+                let hirs = self.forward_hirs.as_deref()?;
+                Forward::new(hirs, self.size_limit).map(Box::new)
+            })
+            .as_deref()
     }
 
     pub(super) fn nfa(&self) -> &NFA {

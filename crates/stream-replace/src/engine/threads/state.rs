@@ -23,8 +23,9 @@ pub(super) mod path {
     pub(crate) const SETTLE: usize = 6;
     pub(crate) const RESUME: usize = 7;
     pub(crate) const NFA: usize = 8;
+    pub(crate) const FORWARD: usize = 9;
     #[cfg(test)]
-    pub(crate) const COUNT: usize = 9;
+    pub(crate) const COUNT: usize = 10;
 }
 
 #[cfg(test)]
@@ -110,6 +111,10 @@ pub(super) struct Core<D: Dfa> {
     /// What the gate's needle searches found in this stream (positions
     /// only: valid whatever scratch the next call borrows).
     pub(super) needles: Seen,
+    /// The end of the last forward search (see `forward`): no match
+    /// starting where it began ends before it. While idle before it, the
+    /// idle scan does not search forward again.
+    pub(super) forward: usize,
     /// Set while more input follows in the same call (see `set_lazy`).
     pub(super) lazy: bool,
     /// The last state of a stable DFA seen open at the end of a feed (an
@@ -132,6 +137,7 @@ impl<D: Dfa> Core<D> {
             seen: (0, 0),
             hint: 0,
             needles: Seen::default(),
+            forward: 0,
             lazy: false,
             open: None,
         }

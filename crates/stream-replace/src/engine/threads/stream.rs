@@ -389,6 +389,7 @@ impl<D: Dfa> Matcher for Core<D> {
         self.restart(0);
         self.replayed_to = 0;
         self.needles = Seen::default();
+        self.forward = 0;
         self.mode = Mode::Dfa;
     }
 

@@ -143,6 +143,7 @@ fn the_general_loop_takes_no_fast_path() {
             path::SUSPEND,
             path::PENDING,
             path::SETTLE,
+            path::FORWARD,
         ] {
             assert_eq!(r.entered[which], 0, "path {which} in {config:?}");
         }
