@@ -9,9 +9,9 @@
 //! the end of the previous forward search (`Core::forward`), so that no
 //! byte is searched forward twice while the threads step what it found.
 //!
-//! Two lazy DFAs over the rules with every look-around assertion removed
-//! and their classes of non-ASCII characters widened to bytes (`widen`),
-//! which can only add matches:
+//! Two lazy DFAs over the rules with every look-around assertion removed,
+//! counted repetitions unbounded and classes of non-ASCII characters
+//! widened to bytes (`widen`), which can only add matches:
 //!
 //! - `fwd`, unanchored, finds the end `m` of the earliest-ending match
 //!   starting at `from` or later (`Input::earliest`), or none before the
@@ -191,10 +191,10 @@ impl Forward {
     }
 }
 
-/// `hir` with every look-around assertion removed and each class of
-/// non-ASCII characters widened to its ASCII part or one to four
-/// non-ASCII bytes, as bytes: it matches everything `hir` matches, and
-/// more. The widened classes keep both DFAs small (a reversed Unicode
+/// `hir` with every look-around assertion removed, every counted
+/// repetition unbounded, and each class of non-ASCII characters widened
+/// to its ASCII part or one to four non-ASCII bytes, as bytes: it matches
+/// everything `hir` matches, and more. The widened classes keep both DFAs small (a reversed Unicode
 /// `\w` alone is thousands of states), and every prefix of a non-ASCII
 /// character, cut by the end of a byte feed, is a prefix of the widened
 /// class.
@@ -227,9 +227,15 @@ pub(super) fn widen(hir: &Hir) -> Hir {
                 ascii
             }
         }
+        // A counted repetition, unbounded: `\d{3}-\d{4}` as `\d+-\d+`. An
+        // unanchored DFA would otherwise count for every overlapping start
+        // (an IP address's octets, a card's groups: thousands of states to
+        // build before it runs at speed).
         HirKind::Repetition(r) => Hir::repetition(Repetition {
+            min: r.min.min(1),
+            max: r.max.filter(|&n| n <= 1),
+            greedy: true,
             sub: Box::new(widen(&r.sub)),
-            ..r.clone()
         }),
         HirKind::Capture(c) => widen(&c.sub),
         HirKind::Concat(parts) => Hir::concat(parts.iter().map(widen).collect()),
