@@ -519,3 +519,25 @@ fn long_feeds_hold_only_what_may_still_begin_a_match() {
         assert_eq!(String::from_utf8(out).unwrap(), rules.replace_all(&text));
     }
 }
+
+/// A `<think>` found by its head literal while another rule's prefix (a
+/// class with `>` and space) covers `think> …` from just after the `<`:
+/// the forward skip searched the heads only before the reverse search's
+/// start, missed the one it cut, and released the `<`.
+#[test]
+fn a_think_tag_cut_by_another_rules_prefix_is_held() {
+    let rules = Rules::builder()
+        .regex(r"[\w> ]+@x", "[AT]")
+        .regex(r"<think>[\s\S]*?</think>", "")
+        .build()
+        .unwrap();
+    let first = "zz zz zz zz zz zz zz zz zz zz zz <think> more text";
+    let text = format!("{first} and more</think> after");
+    let mut r = rules.replacer();
+    let mut out = r.feed(first).unwrap();
+    assert_eq!(out, "zz zz zz zz zz zz zz zz zz zz zz ");
+    assert_eq!(r.held(), "<think> more text".len());
+    out += &r.feed(&text[first.len()..]).unwrap();
+    out += &r.flush().unwrap();
+    assert_eq!(out, rules.replace_all(&text));
+}

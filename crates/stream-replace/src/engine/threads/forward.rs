@@ -184,7 +184,7 @@ impl Forward {
         };
         // A spanning rule's head found whole before `m`.
         let head = self.heads.as_ref().and_then(|ac| {
-            ac.find(aho_corasick::Input::new(&hay[..m]).span(from..s))
+            ac.find(aho_corasick::Input::new(&hay[..m]).span(from..m))
                 .map(|h| h.start())
         });
         (head.map_or(s, |h| h.min(s)), m)
@@ -366,8 +366,25 @@ mod tests {
                 );
             }
         }
+        // Nor does a candidate alive at the end start there: text that
+        // may follow cannot make a match start before `s`.
+        for more in CONTINUATIONS {
+            let mut longer = hay.to_vec();
+            longer.extend_from_slice(more.as_bytes());
+            for q in from..s {
+                let input = Input::new(&longer).range(q..).anchored(Anchored::Yes);
+                assert!(
+                    re.search(&input).is_none(),
+                    "{rules:?} on {:?} then {more:?}: a match at {q} (skipped to {s})",
+                    String::from_utf8_lossy(hay)
+                );
+            }
+        }
         s - from
     }
+
+    /// Text that completes a candidate of the test rules.
+    const CONTINUATIONS: &[&str] = &["</a>", "/", "@x", "@a.cc", ".", ">", "1-", "-1", "c", "é"];
 
     /// Every beginning of every match is in the prefix language.
     fn check_prefix(rule: &str, hay: &[u8]) {
@@ -419,6 +436,20 @@ mod tests {
         );
     }
 
+    /// A head that begins before the reverse search's start and ends
+    /// after it (another rule's prefix covers `think> …`) is still found:
+    /// the heads are searched up to `m`, not up to `s`.
+    #[test]
+    fn a_head_cut_by_another_rules_prefix_is_found() {
+        let rules = [r"[\w> ]+@x", r"<think>[\s\S]*?</think>"];
+        let text = b"zz zz zz zz zz zz zz zz zz zz zz <think> more text";
+        let at = text.len() - b"<think> more text".len();
+        assert_eq!(forward(&rules).skip(text, 0).0, at);
+        let mut input = text.to_vec();
+        input.extend_from_slice(b" and more</think> after");
+        same_as_general(&rules, &input, &[text.len()]);
+    }
+
     #[test]
     fn prose_before_an_email_is_skipped() {
         let rules = [
@@ -447,9 +478,9 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(CASES * 8))]
         #[test]
         fn skipped_text_holds_no_match_start(
-            hay in "[a-c @.0-9é<>/-]{0,60}",
+            hay in "[a-c @.0-9é<>/-]{0,40}(<a>[a-c> ]{0,8})?",
             from in 0usize..60,
-            set in 0usize..6,
+            set in 0usize..7,
         ) {
             let rules: &[&[&str]] = &[
                 &[r"[a-c]+@[a-c]+\.[a-c]{2,}"],
@@ -459,6 +490,8 @@ mod tests {
                 // Spanning rules: their heads are searched for.
                 &[r"<a>[\s\S]*?</a>", r"\d+-", r"(?:<b>|c<)[^/]*/"],
                 &[r"a@[\s\S]*?\.|b\.[\s\S]+>", r"[a-c]+@[a-c]+"],
+                // A class that covers the end of a head.
+                &[r"[a-c> ]+@x", r"<a>[\s\S]*?</a>"],
             ];
             let from = from % (hay.len() + 1);
             check_skip(rules[set], hay.as_bytes(), from);
