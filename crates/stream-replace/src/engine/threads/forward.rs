@@ -5,9 +5,10 @@
 //! Entered from the idle scan (`Prog::skip_idle_seen`) while nothing is
 //! alive, with `Prog::fast` set, when the program has no prefilter and no
 //! gate (each of those skips by itself), no rule can match the empty
-//! string, and at least `FORWARD_MIN` bytes are left; and only at or past
-//! the end of the previous forward search (`Core::forward`), so that no
-//! byte is searched forward twice while the threads step what it found.
+//! string, and at least `FORWARD_MIN` bytes are left; and, in the threads'
+//! own idle scans, only at or past the end of their previous forward
+//! search (`Core::forward`), so that the threads do not search again what
+//! they are stepping.
 //!
 //! Two lazy DFAs over the rules with every look-around assertion removed,
 //! counted repetitions unbounded and classes of non-ASCII characters
@@ -34,8 +35,11 @@
 //! Cost: the forward search reads `from..m` once; the reverse one reads at
 //! most `s..m`, which the threads then step anyway. A thread that dies
 //! before `m` leaves the stream idle before `m` again: it takes the other
-//! idle scans there, not this one (`Core::forward`), so text is never
-//! searched again and the total stays linear.
+//! idle scans there, not this one (`Core::forward`). The stream's in-place
+//! scan of a new chunk (`Prog::skip_idle`) does not record its `m` in the
+//! threads, so the threads may search the stretch after `s` once more:
+//! each byte is searched forward at most twice per feed, and the total
+//! stays linear.
 
 use aho_corasick::{AhoCorasick, MatchKind as AcKind};
 use regex_automata::hybrid::dfa::{Cache, DFA};
