@@ -55,14 +55,15 @@
 //!   the fast paths; `fallback`: the NFA loop;
 //! - one file per fast path, each saying on top when it is entered and why
 //!   it is exact: `idle`, `forward`, `quick`, `one_thread`,
-//!   `many_threads`, `suspend`, `settle`, `resume` (the memos they read
-//!   are the engine's `single`, `tuples`, `futures` and `gate`);
+//!   `many_threads`, `suspend`, `escape`, `settle`, `resume` (the memos
+//!   they read are the engine's `single`, `tuples`, `futures` and `gate`);
 //! - this file: `Threads`, the matcher the stream holds, over either DFA.
 //!
 //! Why each of these paths gives the general loop's answer: the crate's
 //! `DESIGN.md`, section 4, and the top of each file; the unit tests
 //! (`tests`) run each fast path against the general loop.
 
+mod escape;
 mod fallback;
 mod forward;
 mod idle;

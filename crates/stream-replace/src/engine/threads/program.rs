@@ -18,6 +18,7 @@ use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
 
+use super::escape::escapes_of;
 use super::forward::Forward;
 use super::state::Best;
 use crate::config::{Config, DfaKind};
@@ -175,6 +176,9 @@ pub(super) struct FrozenMemos<S> {
     /// be `Future::Open`, the one answer the quick path acts on (a bit
     /// test where it looks at the end of nearly every small feed).
     pub(super) open: Box<[u64]>,
+    /// The escapes of each state, by `Dfa::index` (see `escape`), for
+    /// the pending loop; 0 (`Escapes::NONE`) where there are none.
+    pub(super) escapes: Box<[u32]>,
 }
 
 impl<S> FrozenMemos<S> {
@@ -353,6 +357,12 @@ impl<D: Dfa> Prog<D> {
         let mut futures = Futures::new(dfa.none());
         futures.get(dfa.none(), D::clear_count(&cache));
         let mut queue = Vec::new();
+        // The bytes of each class, for the escapes.
+        let mut members = vec![Vec::new(); dfa.byte_classes().alphabet_len()];
+        for b in 0..=255u8 {
+            members[dfa.byte_classes().get(b) as usize].push(b);
+        }
+        let mut escapes: Vec<u32> = Vec::new();
         for lb in LOOK_BEHINDS {
             let cfg = start::Config::new().anchored(Anchored::Yes).look_behind(lb);
             if let Ok(sid) = dfa.start_state(&mut cache, &cfg) {
@@ -366,6 +376,23 @@ impl<D: Dfa> Prog<D> {
             futures.insert(sid, future(dfa, &mut cache, sid));
             if dfa.is_dead(sid) || dfa.is_quit(sid) {
                 continue;
+            }
+            if let (false, Some(i)) = (dfa.is_special(sid), dfa.index(sid)) {
+                let reps = dfa.byte_classes().representatives(..);
+                let esc = escapes_of(
+                    sid,
+                    reps.filter_map(|u| u.as_u8()),
+                    |x, b| dfa.next_state(&mut cache, x, b).ok(),
+                    |x| dfa.is_special(x),
+                    |b| dfa.byte_classes().get(b) as usize,
+                    &members,
+                );
+                if esc.is_some() {
+                    if escapes.len() <= i {
+                        escapes.resize(i + 1, 0);
+                    }
+                    escapes[i] = esc.word();
+                }
             }
             for unit in dfa.byte_classes().representatives(..) {
                 if let Some(b) = unit.as_u8() {
@@ -389,14 +416,15 @@ impl<D: Dfa> Prog<D> {
         self.frozen = Some(Box::new(FrozenMemos {
             single,
             open: open.into_boxed_slice(),
+            escapes: escapes.into_boxed_slice(),
         }));
     }
 
     /// The bytes of the frozen memos.
     pub(super) fn frozen_size(&self) -> usize {
-        self.frozen
-            .as_ref()
-            .map_or(0, |f| f.single.memory_usage() + f.open.len() * 8)
+        self.frozen.as_ref().map_or(0, |f| {
+            f.single.memory_usage() + f.open.len() * 8 + f.escapes.len() * 4
+        })
     }
 
     /// The same program over another DFA of the same NFA (built with the

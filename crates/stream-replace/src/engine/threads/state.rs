@@ -24,8 +24,9 @@ pub(super) mod path {
     pub(crate) const RESUME: usize = 7;
     pub(crate) const NFA: usize = 8;
     pub(crate) const FORWARD: usize = 9;
+    pub(crate) const ESCAPE: usize = 10;
     #[cfg(test)]
-    pub(crate) const COUNT: usize = 10;
+    pub(crate) const COUNT: usize = 11;
 }
 
 #[cfg(test)]

@@ -16,8 +16,10 @@
 //!   starts. The thread is stepped on the plain DFA until a byte needs the
 //!   general loop (a special state: match, dead, quit; or a cache clear),
 //!   which is exact because the general loop would do the same step and
-//!   start no thread.
+//!   start no thread. A state that only a few bytes leave (the inside of
+//!   an open `<think>`) is skipped to the next of them (`escape`).
 
+use super::escape::{step_escaping, ESCAPE_MIN};
 use super::program::Prog;
 use super::state::{entered, path, Core, Fallback};
 use crate::engine::dfa::Dfa;
@@ -75,17 +77,29 @@ impl<D: Dfa> Core<D> {
         let mut sid = self.dfa_threads[0].sid;
         let mut i = self.pos - tape.base();
         let clears = D::clear_count(cache);
-        while i < hay.len() {
-            let Ok(n) = dfa.next_state(cache, sid, hay[i]) else {
-                break;
-            };
-            if dfa.is_special(n) || D::clear_count(cache) != clears {
-                // `n` is valid even after a clear, but stepping it here would
-                // skip the checks of the general path: leave this byte to it.
-                break;
+        match prog.frozen.as_deref() {
+            // A state most bytes keep is skipped to its next escape (see
+            // `escape`; only a dense DFA's frozen memos have them), but not
+            // over a token-sized feed, where the search costs more than the
+            // steps it saves.
+            Some(frozen) if hay.len() - i >= ESCAPE_MIN => {
+                (i, sid) = step_escaping(dfa, cache, &frozen.escapes, hay, i, sid);
             }
-            sid = n;
-            i += 1;
+            _ => {
+                while i < hay.len() {
+                    let Ok(n) = dfa.next_state(cache, sid, hay[i]) else {
+                        break;
+                    };
+                    if dfa.is_special(n) || D::clear_count(cache) != clears {
+                        // `n` is valid even after a clear, but stepping it
+                        // here would skip the checks of the general path:
+                        // leave this byte to it.
+                        break;
+                    }
+                    sid = n;
+                    i += 1;
+                }
+            }
         }
         let stale = D::clear_count(cache) != clears;
         self.dfa_threads[0].sid = sid;

@@ -144,6 +144,7 @@ fn the_general_loop_takes_no_fast_path() {
             path::PENDING,
             path::SETTLE,
             path::FORWARD,
+            path::ESCAPE,
         ] {
             assert_eq!(r.entered[which], 0, "path {which} in {config:?}");
         }
