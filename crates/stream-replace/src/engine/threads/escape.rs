@@ -35,13 +35,13 @@ use crate::engine::dfa::Dfa;
 /// over a token-sized feed, a search costs more than the steps it saves.
 pub(super) const ESCAPE_MIN: usize = 16;
 
-/// The escapes of one DFA state, packed in a word: 0 when the state has
-/// none worked out (more than three ASCII bytes leave it, or it was not
-/// reached when the memos were frozen); otherwise the `n` ASCII escape
-/// bytes (0 to 3) in the low bytes, `n + 1` in bits 24 to 27, and bit 28
-/// set when some non-ASCII byte leaves the state too (the search then
-/// also stops at the first non-ASCII byte: stopping early is always
-/// exact, since the loop steps that byte as it would have).
+/// The escapes of one DFA state (see `escapes_of`), packed in a word: 0
+/// when the state has none worked out (more than three ASCII bytes are
+/// escapes, or it was not reached when the memos were frozen); otherwise
+/// the `n` ASCII escape bytes (0 to 3) in the low bytes, `n + 1` in bits
+/// 24 to 27, and bit 28 set when some non-ASCII byte is an escape too (the
+/// search then also stops at the first non-ASCII byte: stopping early is
+/// always exact, since the loop steps that byte as it would have).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Escapes(u32);
 
