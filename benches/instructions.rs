@@ -24,6 +24,11 @@
 //! - `five_whole`, `ascii_whole`: the whole-input baseline
 //!   (`corpus::Baseline`, one `meta::Regex` over the rules) on that 1 MB,
 //!   after one uncounted pass, in `stream_workload_whole`, for the ratio;
+//! - `email64_base64`, `email64_prose`, `az200x_base64`, `az200x_prose`:
+//!   the `repeats` bench's rows (one rule with a bounded repetition, 256 KB
+//!   of base64 or of the corpus in 4 KiB chunks, after one uncounted
+//!   pass), and each with `_whole` after it: the whole-input baseline on
+//!   the same text, in `stream_workload_whole`;
 //! - `pack_pii_before_tokens`, `pack_pii_secrets_tokens`: the packs bench's
 //!   `pii_before` and `pii_secrets` sets (blocks turned into masks, each
 //!   pack's own `Pack::config`) over the same 200 replies, a fresh stream
@@ -92,7 +97,48 @@ fn run_pack(name: &str, pack: Pack) {
     println!("{name}: sent {sent} bytes");
 }
 
+/// The `repeats` bench's rule and text, by a workload's first two parts.
+fn repeats_input(name: &str) -> (corpus::Rule, String) {
+    let mut parts = name.split('_');
+    let pattern = match parts.next() {
+        Some("email64") => r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
+        _ => r"[a-z]{0,200}x",
+    };
+    let text = match parts.next() {
+        Some("base64") => corpus::base64(256 << 10),
+        _ => corpus::corpus(256 << 10),
+    };
+    let rule = corpus::Rule {
+        pattern,
+        literal: false,
+        replacement: "[X]",
+        validator: None,
+    };
+    (rule, text)
+}
+
+fn run_repeats(name: &str) {
+    let (rule, text) = repeats_input(name);
+    let rules = [rule];
+    let mut out = String::with_capacity(text.len() + 4096);
+    let sent = if name.ends_with("_whole") {
+        let baseline = corpus::Baseline::new(&rules);
+        baseline.replace_into(&text, &mut out);
+        stream_workload_whole(&baseline, black_box(&text), &mut out)
+    } else {
+        let input = vec![corpus::chunks(&text, 4096)];
+        let compiled = corpus::build(&rules, Config::new());
+        let mut r = compiled.replacer();
+        corpus::stream_chunks(&mut r, &input[0], &mut out);
+        stream_workload(&mut r, black_box(&input), &mut out)
+    };
+    println!("{name}: sent {sent} bytes");
+}
+
 fn run(name: &str) {
+    if name.starts_with("email64_") || name.starts_with("az200x_") {
+        return run_repeats(name);
+    }
     match name {
         "pack_pii_before_tokens" => {
             return run_pack(
@@ -150,6 +196,8 @@ fn run(name: &str) {
                 "unknown workload {name}: deny_1000_tokens, pii_tokens, pii_4k, \
                  five_4k, five_4b, five_whole, ascii_4k, ascii_4b, ascii_whole, \
                  unicode_4k, unicode_4b, \
+                 email64_base64[_whole], email64_prose[_whole], \
+                 az200x_base64[_whole], az200x_prose[_whole], \
                  pack_pii_before_tokens, pack_pii_secrets_tokens"
             );
             std::process::exit(2);
@@ -181,6 +229,14 @@ fn main() {
             "ascii_whole",
             "unicode_4k",
             "unicode_4b",
+            "email64_base64",
+            "email64_base64_whole",
+            "email64_prose",
+            "email64_prose_whole",
+            "az200x_base64",
+            "az200x_base64_whole",
+            "az200x_prose",
+            "az200x_prose_whole",
             "pack_pii_before_tokens",
             "pack_pii_secrets_tokens",
         ] {

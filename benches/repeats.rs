@@ -25,28 +25,13 @@ const PATTERNS: &[(&str, &str)] = &[
     ("az200x", r"[a-z]{0,200}x"),
 ];
 
-/// Deterministic base64 text in 76-character lines.
-fn base64(len: usize) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut rng = corpus::Rng::new(64);
-    let mut out = String::with_capacity(len + 80);
-    while out.len() < len {
-        for _ in 0..76 {
-            out.push(ALPHABET[rng.below(64)] as char);
-        }
-        out.push('\n');
-    }
-    out.truncate(len);
-    out
-}
-
 fn repeats(c: &mut Criterion) {
     let kb = std::env::var("STREAM_REPLACE_BENCH_REPEATS_KB")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(256usize);
     let texts = [
-        ("base64", base64(kb << 10)),
+        ("base64", corpus::base64(kb << 10)),
         ("prose", corpus::corpus(kb << 10)),
     ];
     for (pname, pattern) in PATTERNS {

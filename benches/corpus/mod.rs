@@ -664,6 +664,21 @@ fn push_think(rng: &mut Rng, out: &mut String) {
     out.push_str("\n</think>\n\n");
 }
 
+/// Deterministic base64 text in 76-character lines.
+pub fn base64(len: usize) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut rng = Rng::new(64);
+    let mut out = String::with_capacity(len + 80);
+    while out.len() < len {
+        for _ in 0..76 {
+            out.push(ALPHABET[rng.below(64)] as char);
+        }
+        out.push('\n');
+    }
+    out.truncate(len);
+    out
+}
+
 /// A corpus of at least `len` bytes (cut back to a character boundary at
 /// `len` when longer), the same for every call with the same `len`.
 pub fn corpus(len: usize) -> String {
