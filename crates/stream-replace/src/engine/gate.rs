@@ -31,20 +31,23 @@ pub(super) struct Gate {
 
 impl Gate {
     /// The gate of the rules `sources`, when every rule has one and a fast
-    /// search for their needles exists.
-    pub(super) fn new(sources: &[String]) -> Option<Gate> {
+    /// search for their needles exists, with each rule's head: the part of
+    /// it before its needle (at most `before` bytes).
+    pub(super) fn new(sources: &[String]) -> Option<(Gate, Vec<Hir>)> {
         let hirs = regex_automata::util::syntax::parse_many(sources).ok()?;
         let mut needles: Vec<Vec<u8>> = Vec::new();
+        let mut heads = Vec::with_capacity(hirs.len());
         let mut before = 0;
         for hir in &hirs {
-            let (lits, b) = rule_gate(hir)?;
+            let (lits, b, head) = rule_gate(hir)?;
             before = usize::max(before, b);
             needles.extend(lits);
+            heads.push(head);
         }
         needles.sort();
         needles.dedup();
         let needles = Prefilter::new(MatchKind::LeftmostFirst, &needles)?;
-        (needles.max_needle_len() > 0).then_some(Gate { needles, before })
+        (needles.max_needle_len() > 0).then_some((Gate { needles, before }, heads))
     }
 
     /// The first position from `from` in `hay` where a match may start, as
@@ -75,6 +78,22 @@ impl Gate {
         };
         seen.hi = base + next;
         next.saturating_sub(self.before).max(from)
+    }
+
+    /// Where the search `seen` records stopped, in `hay` of a `skip` whose
+    /// `hay[0]` is at stream offset `base`: at the needle found, or where
+    /// it was blind (every needle before it would have been whole). A
+    /// match that starts between `skip`'s position and this stop has no
+    /// needle before the stop.
+    #[inline]
+    pub(super) fn stop(&self, seen: &Seen, base: usize) -> usize {
+        seen.hi - base
+    }
+
+    /// Whether the search `seen` records stopped at a needle, not blind.
+    #[inline]
+    pub(super) fn found(&self, seen: &Seen) -> bool {
+        seen.found
     }
 
     /// Whether a position `p` that `skip` gave is in the last `before`
@@ -124,20 +143,21 @@ pub(super) struct Seen {
     found: bool,
 }
 
-/// A rule's needles and the most bytes it can match before them: the first
-/// part of its top-level concatenation (looking through a group around the
-/// whole) whose matches all start with one of a finite set of non-empty
-/// literals, where every part before it has a bounded length.
-fn rule_gate(hir: &Hir) -> Option<(Vec<Vec<u8>>, usize)> {
+/// A rule's needles, the most bytes it can match before them and the part
+/// before them (its head): the first part of its top-level concatenation
+/// (looking through a group around the whole) whose matches all start with
+/// one of a finite set of non-empty literals, where every part before it
+/// has a bounded length.
+fn rule_gate(hir: &Hir) -> Option<(Vec<Vec<u8>>, usize, Hir)> {
     let parts = match hir.kind() {
         HirKind::Concat(parts) => parts.as_slice(),
         HirKind::Capture(cap) => return rule_gate(&cap.sub),
         _ => std::slice::from_ref(hir),
     };
     let mut before = 0usize;
-    for part in parts {
+    for (i, part) in parts.iter().enumerate() {
         if let Some(lits) = needles(part) {
-            return Some((lits, before));
+            return Some((lits, before, Hir::concat(parts[..i].to_vec())));
         }
         before = before.checked_add(part.properties().maximum_len()?)?;
     }
@@ -161,7 +181,7 @@ mod tests {
 
     fn gate(patterns: &[&str]) -> Option<Gate> {
         let sources: Vec<String> = patterns.iter().map(|p| p.to_string()).collect();
-        Gate::new(&sources)
+        Gate::new(&sources).map(|(g, _)| g)
     }
 
     #[test]

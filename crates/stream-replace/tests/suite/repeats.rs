@@ -30,6 +30,8 @@ const REPEATS: &[&str] = &[
     r"[^\s]{1,8}x",
     r"[a-z]{1,4}",
     r"(?:ab|a){1,3}b",
+    r"[a-c]{0,2}(?:ab|c)?[xy]@",
+    r"(?:a|bc){0,3}\.?[a-z]{1,2}@",
 ];
 
 /// Pieces of texts: bytes the repetitions count, their literals, runs that
@@ -67,7 +69,7 @@ const ATOMS: &[&str] = &[
 /// Continuations that complete the repetitions' matches, for the hold-back
 /// property (their suffixes are tried too).
 const EXAMPLES: &[&str] = &[
-    "@ex.com ", "x ", "yz ", "abc ", "1-23 ", "σ", ".com ", "b@c",
+    "@ex.com ", "x ", "yz ", "abc ", "1-23 ", "σ", ".com ", "b@c", "abx@ ", "bc.ab@ ",
 ];
 
 /// Literals the repetitions' matches contain.

@@ -32,7 +32,7 @@ impl<D: Dfa> Prog<D> {
     /// its first byte, or `hay.len()`; `lb` is the byte before `from`, if
     /// any.
     pub(super) fn skip_idle(&self, hay: &[u8], from: usize, lb: Option<u8>) -> usize {
-        let p = self.skip_idle_seen(hay, 0, from, lb, &mut Seen::default(), &mut 0);
+        let p = self.skip_idle_seen(hay, 0, from, lb, &mut Seen::default(), &mut 0, false);
         if p > from {
             entered(path::IDLE);
         }
@@ -41,7 +41,12 @@ impl<D: Dfa> Prog<D> {
 
     /// `skip_idle`, with what the stream's earlier needle searches found
     /// and where its last forward search ended (`hay[0]` is at stream
-    /// offset `base`).
+    /// offset `base`). With `blind`, the reverse automaton also searches
+    /// back from where the gate's search was blind, not only from a needle
+    /// (see `reverse`: the stream's own scan, which steps that window
+    /// next; a scan of a chunk in place releases up to the window and
+    /// leaves it to the stream's scan, which would search it again).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn skip_idle_seen(
         &self,
         hay: &[u8],
@@ -50,6 +55,7 @@ impl<D: Dfa> Prog<D> {
         lb: Option<u8>,
         seen: &mut Seen,
         forward: &mut usize,
+        blind: bool,
     ) -> usize {
         let end = hay.len();
         let mut p = from;
@@ -84,6 +90,11 @@ impl<D: Dfa> Prog<D> {
             }
         } else if let Some(gate) = &self.gate {
             p = gate.skip(hay, base, p, seen);
+            if self.heads.is_some() && (blind || gate.found(seen)) {
+                if let Some(reverse) = self.reverse() {
+                    p = reverse.start(hay, p, gate.stop(seen, base));
+                }
+            }
         }
         let mut row = &self.may_start[behind(p).map_or(0, |b| b as usize + 1)];
         while p < end {
@@ -120,7 +131,7 @@ impl<D: Dfa> Core<D> {
         let hay = &tape.bytes()[..end - base];
         let lb = tape.look_behind(self.pos);
         let (seen, forward) = (&mut self.needles, &mut self.forward);
-        let p = prog.skip_idle_seen(hay, base, self.pos - base, lb, seen, forward) + base;
+        let p = prog.skip_idle_seen(hay, base, self.pos - base, lb, seen, forward, true) + base;
         if p > self.pos {
             entered(path::IDLE);
         }

@@ -42,8 +42,10 @@
 //! ordered tuple of their states, so a byte costs one lookup whatever the
 //! number of threads. And when every rule has a required literal after a
 //! part of bounded length (the `@` of that email), the `gate` skips, while
-//! nothing is alive, to that many bytes before the next literal; the
-//! threads run only in those windows.
+//! nothing is alive, to that many bytes before the next literal, and
+//! `reverse` searches back from the literal for where such a part can
+//! begin at the earliest (the local part before the `@`); the threads run
+//! only from there.
 //!
 //! The files, as `regex-automata` keeps a DFA apart from its search loops:
 //!
@@ -55,7 +57,7 @@
 //!   the fast paths; `fallback`: the NFA loop;
 //! - one file per fast path, each saying on top when it is entered and why
 //!   it is exact: `idle`, `forward`, `quick`, `one_thread`,
-//!   `many_threads`, `suspend`, `escape`, `settle`, `resume` (the memos
+//!   `many_threads`, `suspend`, `escape`, `settle`, `resume`, `reverse` (the memos
 //!   they read are the engine's `single`, `tuples`, `futures` and `gate`);
 //! - this file: `Threads`, the matcher the stream holds, over either DFA.
 //!
@@ -72,6 +74,7 @@ mod one_thread;
 mod program;
 mod quick;
 mod resume;
+mod reverse;
 mod settle;
 mod state;
 mod stream;

@@ -20,6 +20,7 @@ use regex_automata::{Anchored, MatchKind};
 
 use super::escape::escapes_of;
 use super::forward::Forward;
+use super::reverse::Reverse;
 use super::state::Best;
 use crate::config::{Config, DfaKind};
 use crate::engine::automaton::{byte_kind, start_row, word_lb_row, Automaton, LOOK_BEHINDS};
@@ -115,6 +116,12 @@ pub(crate) struct Prog<D: Dfa> {
     /// Without a prefilter: a literal every match contains near its start
     /// (see `gate`), to skip text where nothing can start.
     pub(super) gate: Option<Gate>,
+    /// With a gate: each rule's part before its needle, for the reverse
+    /// automaton that finds where a match may start at the earliest
+    /// between the gate's skip and its stop (see `reverse`). Built on first
+    /// use (`Prog::reverse`), as the forward skip is.
+    pub(super) heads: Option<Box<[regex_syntax::hir::Hir]>>,
+    pub(super) reverse: OnceLock<Option<Box<Reverse>>>,
     /// Without a prefilter or a gate: the rules, parsed, for the forward
     /// skip (see `forward`), which finds where a candidate still alive at
     /// the first match end begins. Built on first use (`Prog::forward`),
@@ -297,9 +304,12 @@ impl<D: Dfa> Prog<D> {
         let prefilter = hirs
             .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, hirs))
             .filter(|p| p.max_needle_len() > 0);
-        let gate = match prefilter {
-            None if config.get_fast_paths() => Gate::new(sources),
-            _ => None,
+        let (gate, heads) = match prefilter {
+            None if config.get_fast_paths() => match Gate::new(sources) {
+                Some((gate, heads)) => (Some(gate), Some(heads)),
+                None => (None, None),
+            },
+            _ => (None, None),
         };
         let forward_hirs = match (&prefilter, &gate, hirs) {
             (None, None, Some(hirs)) if config.get_fast_paths() && Forward::eligible(hirs) => {
@@ -335,6 +345,8 @@ impl<D: Dfa> Prog<D> {
             never,
             prefilter,
             gate,
+            heads: heads.map(Vec::into_boxed_slice),
+            reverse: OnceLock::new(),
             forward_hirs,
             forward: OnceLock::new(),
             size_limit: config.get_size_limit(),
@@ -452,6 +464,8 @@ impl<D: Dfa> Prog<D> {
             never: self.never,
             prefilter: self.prefilter,
             gate: self.gate,
+            heads: self.heads,
+            reverse: self.reverse,
             forward_hirs: self.forward_hirs,
             forward: self.forward,
             size_limit: self.size_limit,
@@ -483,6 +497,15 @@ impl<D: Dfa> Prog<D> {
                 let hirs = self.forward_hirs.as_deref()?;
                 Forward::new(hirs, self.size_limit).map(Box::new)
             })
+            .as_deref()
+    }
+
+    /// The reverse automaton of the gate's heads, built on first use;
+    /// `None` where the rules have none (see `heads`).
+    #[inline]
+    pub(super) fn reverse(&self) -> Option<&Reverse> {
+        self.reverse
+            .get_or_init(|| Reverse::new(self.heads.as_deref()?).map(Box::new))
             .as_deref()
     }
 

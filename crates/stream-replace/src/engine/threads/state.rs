@@ -25,8 +25,9 @@ pub(super) mod path {
     pub(crate) const NFA: usize = 8;
     pub(crate) const FORWARD: usize = 9;
     pub(crate) const ESCAPE: usize = 10;
+    pub(crate) const REVERSE: usize = 11;
     #[cfg(test)]
-    pub(crate) const COUNT: usize = 11;
+    pub(crate) const COUNT: usize = 12;
 }
 
 #[cfg(test)]
