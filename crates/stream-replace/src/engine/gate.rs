@@ -27,13 +27,15 @@ pub(super) struct Gate {
     needles: Prefilter,
     /// The most bytes any rule matches before its needle starts.
     before: usize,
+    /// Each rule's part before its needle (its head), for the reverse
+    /// search from a needle (`threads::reverse`).
+    heads: Box<[Hir]>,
 }
 
 impl Gate {
     /// The gate of the rules `sources`, when every rule has one and a fast
-    /// search for their needles exists, with each rule's head: the part of
-    /// it before its needle (at most `before` bytes).
-    pub(super) fn new(sources: &[String]) -> Option<(Gate, Vec<Hir>)> {
+    /// search for their needles exists.
+    pub(super) fn new(sources: &[String]) -> Option<Gate> {
         let hirs = regex_automata::util::syntax::parse_many(sources).ok()?;
         let mut needles: Vec<Vec<u8>> = Vec::new();
         let mut heads = Vec::with_capacity(hirs.len());
@@ -47,7 +49,11 @@ impl Gate {
         needles.sort();
         needles.dedup();
         let needles = Prefilter::new(MatchKind::LeftmostFirst, &needles)?;
-        (needles.max_needle_len() > 0).then_some((Gate { needles, before }, heads))
+        (needles.max_needle_len() > 0).then(|| Gate {
+            needles,
+            before,
+            heads: heads.into_boxed_slice(),
+        })
     }
 
     /// The first position from `from` in `hay` where a match may start, as
@@ -88,6 +94,11 @@ impl Gate {
     #[inline]
     pub(super) fn stop(&self, seen: &Seen, base: usize) -> usize {
         seen.hi - base
+    }
+
+    /// Each rule's part before its needle (at most `before` bytes).
+    pub(super) fn heads(&self) -> &[Hir] {
+        &self.heads
     }
 
     /// Whether the search `seen` records stopped at a needle, not blind.
@@ -181,7 +192,7 @@ mod tests {
 
     fn gate(patterns: &[&str]) -> Option<Gate> {
         let sources: Vec<String> = patterns.iter().map(|p| p.to_string()).collect();
-        Gate::new(&sources).map(|(g, _)| g)
+        Gate::new(&sources)
     }
 
     #[test]

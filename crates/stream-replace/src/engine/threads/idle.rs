@@ -90,7 +90,7 @@ impl<D: Dfa> Prog<D> {
             }
         } else if let Some(gate) = &self.gate {
             p = gate.skip(hay, base, p, seen);
-            if self.heads.is_some() && (blind || gate.found(seen)) {
+            if blind || gate.found(seen) {
                 if let Some(reverse) = self.reverse() {
                     p = reverse.start(hay, p, gate.stop(seen, base));
                 }

@@ -116,11 +116,10 @@ pub(crate) struct Prog<D: Dfa> {
     /// Without a prefilter: a literal every match contains near its start
     /// (see `gate`), to skip text where nothing can start.
     pub(super) gate: Option<Gate>,
-    /// With a gate: each rule's part before its needle, for the reverse
-    /// automaton that finds where a match may start at the earliest
-    /// between the gate's skip and its stop (see `reverse`). Built on first
-    /// use (`Prog::reverse`), as the forward skip is.
-    pub(super) heads: Option<Box<[regex_syntax::hir::Hir]>>,
+    /// With a gate: the reverse automaton over its heads, which finds where
+    /// a match may start at the earliest between the gate's skip and its
+    /// stop (see `reverse`). Built on first use (`Prog::reverse`), as the
+    /// forward skip is.
     pub(super) reverse: OnceLock<Option<Box<Reverse>>>,
     /// Without a prefilter or a gate: the rules, parsed, for the forward
     /// skip (see `forward`), which finds where a candidate still alive at
@@ -304,12 +303,9 @@ impl<D: Dfa> Prog<D> {
         let prefilter = hirs
             .and_then(|hirs| Prefilter::from_hirs_prefix(MatchKind::LeftmostFirst, hirs))
             .filter(|p| p.max_needle_len() > 0);
-        let (gate, heads) = match prefilter {
-            None if config.get_fast_paths() => match Gate::new(sources) {
-                Some((gate, heads)) => (Some(gate), Some(heads)),
-                None => (None, None),
-            },
-            _ => (None, None),
+        let gate = match prefilter {
+            None if config.get_fast_paths() => Gate::new(sources),
+            _ => None,
         };
         let forward_hirs = match (&prefilter, &gate, hirs) {
             (None, None, Some(hirs)) if config.get_fast_paths() && Forward::eligible(hirs) => {
@@ -345,7 +341,6 @@ impl<D: Dfa> Prog<D> {
             never,
             prefilter,
             gate,
-            heads: heads.map(Vec::into_boxed_slice),
             reverse: OnceLock::new(),
             forward_hirs,
             forward: OnceLock::new(),
@@ -464,7 +459,6 @@ impl<D: Dfa> Prog<D> {
             never: self.never,
             prefilter: self.prefilter,
             gate: self.gate,
-            heads: self.heads,
             reverse: self.reverse,
             forward_hirs: self.forward_hirs,
             forward: self.forward,
@@ -501,11 +495,11 @@ impl<D: Dfa> Prog<D> {
     }
 
     /// The reverse automaton of the gate's heads, built on first use;
-    /// `None` where the rules have none (see `heads`).
+    /// `None` without a gate, or where it does not build within its limit.
     #[inline]
     pub(super) fn reverse(&self) -> Option<&Reverse> {
         self.reverse
-            .get_or_init(|| Reverse::new(self.heads.as_deref()?).map(Box::new))
+            .get_or_init(|| Reverse::new(self.gate.as_ref()?.heads()).map(Box::new))
             .as_deref()
     }
 
