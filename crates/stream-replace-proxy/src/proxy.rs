@@ -87,7 +87,8 @@ pub struct Config {
     /// Client connections open at once (1024); past it the proxy stops
     /// accepting until one closes.
     pub max_connections: usize,
-    /// Requests being handled at once, streams included (1024); past it, 503.
+    /// Requests being handled at once, streams and pass-through bodies
+    /// included (1024); past it, 503.
     pub max_in_flight: usize,
     /// After a shutdown signal, how long in-flight responses may go on
     /// (30 s); the streams still open then end with an error event.
@@ -800,6 +801,11 @@ async fn forward(
             shared.detectors.mask_json(&mut value, &mut vault);
             Bytes::from(value.to_string())
         } else {
+            // Masking is off, but a block rule still refuses the request:
+            // a copy is scanned for it, into a vault that is thrown away,
+            // and the body goes up as it came.
+            let mut scratch = Vault::with_limit(config.max_values);
+            shared.detectors.mask_json(&mut value, &mut scratch);
             body
         }
     };
@@ -807,7 +813,12 @@ async fn forward(
         Some(q) if !q.is_empty() && config.rules.request_masking => {
             Some(mask_query(shared, q, &mut vault)?)
         }
-        Some(q) if !q.is_empty() => Some(q.to_owned()),
+        Some(q) if !q.is_empty() => {
+            // As for the body: scanned for block rules, sent as it came.
+            let mut scratch = Vault::with_limit(config.max_values);
+            mask_query(shared, q, &mut scratch)?;
+            Some(q.to_owned())
+        }
         _ => None,
     };
     if let Some(rule) = ruleset::take_request_block() {
@@ -900,6 +911,7 @@ async fn forward(
         let body = Cut {
             body,
             force: drain_deadline(shared),
+            _permit: permit,
         };
         return Ok((Response::from_parts(parts, body.boxed_unsync()), None));
     };
@@ -1183,10 +1195,13 @@ fn drain_deadline(shared: &Shared) -> Deadline {
 /// A pass-through body that fails when the drain deadline passes: the
 /// server then closes the connection without ending the body, so the
 /// client sees a cut response, never one that looks complete. (Its format
-/// is the upstream's, so there is no error event to write into it.)
+/// is the upstream's, so there is no error event to write into it.) It
+/// holds its request's permit until it ends: a pass-through response
+/// counts as in flight, like a scanned stream.
 struct Cut<B> {
     body: B,
     force: Deadline,
+    _permit: OwnedSemaphorePermit,
 }
 
 impl<B> Body for Cut<B>

@@ -141,8 +141,8 @@ pub struct RuleSet {
     builtin: bool,
     /// Whether request values are masked (replaced by placeholders) before
     /// the request goes upstream (`true`). Off, the request goes as it
-    /// came (block rules do not look at it either) and responses are
-    /// still scanned.
+    /// came, but a block rule still refuses a request that holds its
+    /// value (it is scanned, not changed); responses are still scanned.
     pub request_masking: bool,
     /// What a request for token log-probabilities gets.
     pub logprobs: LogprobsPolicy,

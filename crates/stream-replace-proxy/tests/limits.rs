@@ -189,6 +189,34 @@ async fn in_flight_requests_are_bounded() {
     assert_eq!(third.status, 200);
 }
 
+/// A pass-through response counts as in flight until its body ends, like
+/// a scanned stream: a slow `/v1/models` holds its permit.
+#[tokio::test]
+async fn a_pass_through_response_holds_its_permit_until_it_ends() {
+    let up = upstream(Arc::new(|_: &Seen| {
+        let mut p = pieces(head(200, "application/json", ""), b"{\"data\":", 4096);
+        p.extend([Vec::new(), Vec::new(), b"[]}".to_vec()]);
+        p
+    }))
+    .await;
+    let mut config = Config::new(&up.base).unwrap();
+    config.max_in_flight = 1;
+    let addr = proxy(config).await;
+    let first_addr = addr.clone();
+    let first = tokio::spawn(async move { send(&first_addr, "GET", "/v1/models", "").await });
+    while up.seen.lock().unwrap().is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let second = send(&addr, "GET", "/v1/models", "").await;
+    assert_eq!(second.status, 503, "{}", second.body);
+    let first = first.await.unwrap();
+    assert_eq!(first.status, 200);
+    assert_eq!(first.body, "{\"data\":[]}");
+    let third = send(&addr, "GET", "/v1/models", "").await;
+    assert_eq!(third.status, 200);
+}
+
 // Connections that send half a header are closed at the header timeout.
 #[tokio::test]
 async fn slow_headers_are_cut_off() {

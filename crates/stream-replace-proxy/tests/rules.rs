@@ -200,6 +200,67 @@ logprobs = "refuse"
     assert_eq!(up.seen.lock().unwrap().len(), 1);
 }
 
+/// Masking off sends a request as it came, but never one that holds a
+/// value a block rule exists to stop: in the body or in the query.
+#[tokio::test]
+async fn masking_off_still_refuses_a_request_a_block_rule_stops() {
+    let up = replying("hello").await;
+    let rules = r#"
+[rules]
+request_masking = false
+[[rules.extra]]
+id = "codename"
+literal = "Falcon"
+action = "block"
+reason = "an internal codename"
+"#;
+    let addr = proxy(config(&up, rules)).await;
+    reply_text(&addr, false, "from ann@example.org").await;
+    let seen = up.seen.lock().unwrap().last().unwrap().body.clone();
+    assert!(seen.contains("from ann@example.org"), "{seen}");
+
+    let body = r#"{"model":"m","messages":[{"role":"user","content":"about Falcon"}]}"#;
+    let got = send(&addr, "POST", "/v1/chat/completions", body).await;
+    assert_eq!(got.status, 400, "{}", got.body);
+    assert!(got.body.contains("codename"), "{}", got.body);
+    assert!(!got.body.contains("Falc"), "{}", got.body);
+
+    let got = send(
+        &addr,
+        "POST",
+        "/v1/chat/completions?tag=Fal%63on",
+        r#"{"model":"m"}"#,
+    )
+    .await;
+    assert_eq!(got.status, 400, "{}", got.body);
+    assert!(got.body.contains("codename"), "{}", got.body);
+    // Only the first request reached the upstream.
+    assert_eq!(up.seen.lock().unwrap().len(), 1);
+
+    // A query that does not decode cannot be checked, so it is not sent.
+    let got = send(
+        &addr,
+        "POST",
+        "/v1/chat/completions?tag=%ZZ",
+        r#"{"model":"m"}"#,
+    )
+    .await;
+    assert_eq!(got.status, 400, "{}", got.body);
+    assert_eq!(up.seen.lock().unwrap().len(), 1);
+
+    // A query without a blocked value goes up as it came.
+    let got = send(
+        &addr,
+        "POST",
+        "/v1/chat/completions?tag=ann%40example.org",
+        r#"{"model":"m"}"#,
+    )
+    .await;
+    assert_eq!(got.status, 200, "{}", got.body);
+    let target = up.seen.lock().unwrap().last().unwrap().target().to_owned();
+    assert_eq!(target, "/v1/chat/completions?tag=ann%40example.org");
+}
+
 #[tokio::test]
 async fn pii_blocks_on_make_an_ssn_block_instead_of_mask() {
     let up = replying("Her SSN is 123-45-6789, filed.").await;
