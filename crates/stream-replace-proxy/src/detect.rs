@@ -91,7 +91,8 @@ fn rule_of(r: &pack::PackRule, replacement: Replacement) -> Rule {
     rule
 }
 
-/// Ten bare digits that make a US number (NANP): area code and exchange
+/// Ten bare digits that make a US number (NANP), or eleven with the
+/// country code `1` before them (`12125550100`): area code and exchange
 /// start with 2-9, with no digit or ASCII letter glued to either end.
 ///
 /// Request side only. A placeholder on the request side comes back as
@@ -101,14 +102,19 @@ fn rule_of(r: &pack::PackRule, replacement: Replacement) -> Rule {
 /// number or an amount. A 10-digit Unix timestamp (until 2033) starts with
 /// `1`, so it is not taken. The pack's `phone` rule comes first, so a
 /// number after `+1` is its match.
-const BARE_US_PHONE: &str = r"(?-u:\b)[2-9][0-9]{2}[2-9][0-9]{6}(?-u:\b)";
+const BARE_US_PHONE: &str = r"(?-u:\b)1?[2-9][0-9]{2}[2-9][0-9]{6}(?-u:\b)";
 
 /// The rule id of [`BARE_US_PHONE`].
 const BARE_US_PHONE_ID: &str = "us_phone_bare";
 
 /// Rejects N11 area codes and exchanges (`211`, `411`, `911`, ...): those
-/// are service codes, not assigned to any number.
+/// are service codes, not assigned to any number. A leading country code
+/// `1` is dropped first.
 fn nanp(digits: &str) -> bool {
+    let digits = match digits.strip_prefix('1') {
+        Some(rest) if digits.len() == 11 => rest,
+        _ => digits,
+    };
     let d = digits.as_bytes();
     let n11 = |i: usize| d.get(i + 1) == Some(&b'1') && d.get(i + 2) == Some(&b'1');
     d.len() == 10 && !n11(0) && !n11(3)
@@ -634,7 +640,13 @@ mod tests {
     #[test]
     fn bare_us_phone_numbers_by_nanp() {
         let detectors = Detectors::new().unwrap();
-        for yes in ["2125550100", "(4155550134)", "x 9895550199.", "2125550100"] {
+        for yes in [
+            "2125550100",
+            "(4155550134)",
+            "x 9895550199.",
+            "12125550100",
+            "call 14155550134.",
+        ] {
             assert!(detectors.finds(yes), "{yes}");
         }
         for no in [
@@ -648,6 +660,10 @@ mod tests {
             "2120550100",
             "2121550100",
             "21255501001",
+            "12115550100",
+            "11255550100",
+            "121255501001",
+            "1212555010",
             "212555010",
             "ORD2125550100",
             "2125550100x",
@@ -656,6 +672,7 @@ mod tests {
             assert!(!detectors.finds(no), "{no}");
         }
         assert!(nanp("2125550100") && !nanp("212555010") && !nanp("21255501000"));
+        assert!(nanp("12125550100") && !nanp("12119110100"));
         let mut vault = Vault::new();
         let mut body = json!({"n": 2125550100u64, "seed": 2125550100u64, "t": "+1 212 555 0100"});
         detectors.mask_json(&mut body, &mut vault);

@@ -536,10 +536,12 @@ async fn leak_bare_us_phone_number() {
         "2120550100", // exchange starts with 0
         "20212555010",
         "21255501",
+        "121255501001", // 12 digits
+        "12115550100",  // 1, then area code N11
     ];
     let body = json!({
         "model": "m",
-        "messages": [{"role": "user", "content": format!("call 2125550100 or (2125550100); not {}", negatives.join(" "))}],
+        "messages": [{"role": "user", "content": format!("call 2125550100 or (2125550100) or 12125550100; not {}", negatives.join(" "))}],
         "n": 2125550100u64,
         "metadata": {"ts": 1700000000u64, "id": 1234567890u64, "long": 21255501001u64, "other": 4155550134u64},
     })
@@ -550,11 +552,14 @@ async fn leak_bare_us_phone_number() {
     let sent: Value = serde_json::from_str(&seen.body).unwrap();
     assert_eq!(
         sent["messages"][0]["content"],
-        format!("call [PHONE_1] or ([PHONE_1]); not {}", negatives.join(" "))
+        format!(
+            "call [PHONE_1] or ([PHONE_1]) or [PHONE_2]; not {}",
+            negatives.join(" ")
+        )
     );
     // The number goes upstream as its placeholder, a string.
     assert_eq!(sent["n"], "[PHONE_1]");
-    assert_eq!(sent["metadata"]["other"], "[PHONE_2]");
+    assert_eq!(sent["metadata"]["other"], "[PHONE_3]");
     for number in ["ts", "id", "long"] {
         assert!(sent["metadata"][number].is_u64(), "{}", seen.body);
     }
@@ -571,7 +576,7 @@ async fn leak_bare_us_phone_number() {
         .unwrap()
         .to_owned();
     assert!(
-        content.contains("call 2125550100 or (2125550100)")
+        content.contains("call 2125550100 or (2125550100) or 12125550100;")
             && content.contains(r#""n":"2125550100""#)
             && content.contains(r#""other":"4155550134""#)
             && content.ends_with(" | new 3125550199"),
