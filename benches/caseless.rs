@@ -39,7 +39,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use criterion::{
-    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use stream_replace::{Config, Rules};
 

@@ -51,7 +51,7 @@ use std::time::Instant;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, MatchKind};
 use criterion::{
-    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use stream_replace::{Config, Rules};
 

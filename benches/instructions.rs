@@ -144,7 +144,7 @@ fn run(name: &str) {
             return run_pack(
                 name,
                 pack::pii().without("phone_intl").without("phone_national"),
-            )
+            );
         }
         "pack_pii_secrets_tokens" => return run_pack(name, pack::pii().and(pack::secrets())),
         "five_whole" | "ascii_whole" => {

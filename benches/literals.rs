@@ -28,7 +28,7 @@ use std::hint::black_box;
 
 use aho_corasick::AhoCorasick;
 use criterion::{
-    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use regex_automata::meta;
 use stream_replace::{Config, Rules};

@@ -28,8 +28,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use stream_replace::pack::{self, Pack};
 use stream_replace::Rules;
+use stream_replace::pack::{self, Pack};
 
 mod corpus;
 

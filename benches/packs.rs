@@ -30,7 +30,7 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use stream_replace::pack::{self, Pack};
 use stream_replace::{Config, DfaKind, Rules};
 

@@ -27,7 +27,7 @@
 use std::hint::black_box;
 
 use criterion::{
-    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use stream_replace::{Config, DfaKind};
 

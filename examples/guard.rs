@@ -17,7 +17,7 @@
 
 use std::error::Error;
 
-use stream_replace::{pack, Replacer, Rules, StreamErrorKind, Trigger};
+use stream_replace::{Replacer, Rules, StreamErrorKind, Trigger, pack};
 
 const CONTACT: &str = "Sure! Write to ann.lee@example.org or call +1 415-555-0134 before Friday.";
 

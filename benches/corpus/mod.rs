@@ -11,7 +11,7 @@
 // Each bench binary includes this module and uses a different part of it.
 #![allow(dead_code)]
 
-use regex_automata::{meta, Anchored, Input, PatternID};
+use regex_automata::{Anchored, Input, PatternID, meta};
 use stream_replace::{Config, Pattern, Replacement, Replacer, Rules};
 
 /// The environment variable giving the corpus size in MB (decimals allowed).

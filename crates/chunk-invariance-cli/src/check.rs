@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::thread;
 
 use chunk_invariance::{
-    check_chunk_invariant_with, fail_split, ChunkInvarianceError, Chunks, ErrorKind, OutputChunk,
-    Rerun, Splits, Text,
+    ChunkInvarianceError, Chunks, ErrorKind, OutputChunk, Rerun, Splits, Text,
+    check_chunk_invariant_with, fail_split,
 };
 
 use crate::json;
-use crate::pool::{cuts_of, Pool};
+use crate::pool::{Pool, cuts_of};
 use crate::run::{FilterCommand, RunFailure, RunOutput};
 
 /// The run failures seen, by the split's cuts (`None`: the whole input).

@@ -11,4 +11,4 @@ mod splits;
 
 pub use crate::check::Outcome;
 pub use crate::run::{FilterCommand, Framing, RunFailure, RunOutput};
-pub use crate::splits::{parse_splits, ParseSplitsError};
+pub use crate::splits::{ParseSplitsError, parse_splits};

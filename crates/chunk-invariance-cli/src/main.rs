@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use chunk_invariance::Splits;
-use chunk_invariance_cli::{parse_splits, FilterCommand, Framing};
+use chunk_invariance_cli::{FilterCommand, Framing, parse_splits};
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
 /// Check that a streaming filter program is chunk-invariant.

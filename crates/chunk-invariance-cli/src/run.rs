@@ -6,7 +6,7 @@ use std::fmt;
 use std::io::{Read, Write};
 use std::num::NonZeroUsize;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -565,7 +565,7 @@ enum Taken {
 /// `until`.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn taken(pipe: &ChildStdin, until: Instant) -> Taken {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let mut nap = Duration::from_micros(10);
     loop {
         // On Linux both ends of a pipe report the bytes still in it.

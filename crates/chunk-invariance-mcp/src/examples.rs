@@ -3,7 +3,7 @@
 use chunk_invariance::examples::{
     redact, redact_each_chunk, redact_holding_back, redact_with_carry,
 };
-use chunk_invariance::{check_chunk_invariant_with, ChunkInvarianceError, Splits};
+use chunk_invariance::{ChunkInvarianceError, Splits, check_chunk_invariant_with};
 use rmcp::schemars::JsonSchema;
 use rmcp::serde::Deserialize;
 

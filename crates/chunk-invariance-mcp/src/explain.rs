@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use chunk_invariance::examples::MASK;
 use chunk_invariance::Splits;
+use chunk_invariance::examples::MASK;
 
 use crate::examples::{Example, KEY_INPUT};
 

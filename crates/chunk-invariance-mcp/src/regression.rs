@@ -78,13 +78,13 @@ pub(crate) fn check_cuts(input: &Input, cuts: &[usize]) -> Result<(), String> {
             "the cut at {cut} is past the end of the input ({len} bytes)"
         ));
     }
-    if let Input::Text(text) = input {
-        if let Some(&cut) = cuts.iter().find(|&&cut| !text.is_char_boundary(cut)) {
-            return Err(format!(
-                "the cut at {cut} is inside a character: give the input and split as hex \
-                 (encoding \"hex\") to cut inside characters"
-            ));
-        }
+    if let Input::Text(text) = input
+        && let Some(&cut) = cuts.iter().find(|&&cut| !text.is_char_boundary(cut))
+    {
+        return Err(format!(
+            "the cut at {cut} is inside a character: give the input and split as hex \
+             (encoding \"hex\") to cut inside characters"
+        ));
     }
     Ok(())
 }

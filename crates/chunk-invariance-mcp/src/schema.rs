@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use rmcp::model::JsonObject;
-use rmcp::serde_json::{json, Value};
+use rmcp::serde_json::{Value, json};
 
 /// The schema of `check_stream_filter`'s result: the object of
 /// `chunk_invariance_cli::Outcome::to_json`.

@@ -4,18 +4,18 @@ use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use chunk_invariance::Splits;
-use chunk_invariance_cli::{parse_splits, FilterCommand, Framing, Outcome};
+use chunk_invariance_cli::{FilterCommand, Framing, Outcome, parse_splits};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::schemars::JsonSchema;
 use rmcp::serde::Deserialize;
-use rmcp::{serde_json, tool, tool_handler, tool_router, ErrorData, ServerHandler};
+use rmcp::{ErrorData, ServerHandler, serde_json, tool, tool_handler, tool_router};
 
 use crate::examples::Example;
 use crate::explain::explanation;
 use crate::regression::{
-    check_cuts, cuts_of_split, from_hex, is_identifier, regression_test, test_name, Input,
+    Input, check_cuts, cuts_of_split, from_hex, is_identifier, regression_test, test_name,
 };
 use crate::schema;
 
@@ -370,7 +370,7 @@ fn write_test(params: RegressionParams) -> Result<(String, String), String> {
             (Some(_), _, _) => {
                 return Err(
                     "give either example or stream_filter and whole_filter, not both".to_owned(),
-                )
+                );
             }
             (None, _, _) => return Err(
                 "give the filters under test: stream_filter and whole_filter (Rust expressions), \

@@ -8,7 +8,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 // The test the server writes for the holding-back example on the cut after
 // the key's `s`, compiled and run here: the emitted source builds, and
@@ -137,15 +137,15 @@ fn conforms(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
     if !types.contains(&type_name) {
         return Err(format!("{at}: a {type_name}, not one of {types:?}"));
     }
-    if let Some(allowed) = schema["enum"].as_array() {
-        if !allowed.contains(value) {
-            return Err(format!("{at}: {value} is not one of {allowed:?}"));
-        }
+    if let Some(allowed) = schema["enum"].as_array()
+        && !allowed.contains(value)
+    {
+        return Err(format!("{at}: {value} is not one of {allowed:?}"));
     }
-    if let (Some(n), Some(min)) = (value.as_u64(), schema["minimum"].as_u64()) {
-        if n < min {
-            return Err(format!("{at}: {n} is below {min}"));
-        }
+    if let (Some(n), Some(min)) = (value.as_u64(), schema["minimum"].as_u64())
+        && n < min
+    {
+        return Err(format!("{at}: {n} is below {min}"));
     }
     if let Value::Array(items) = value {
         for (i, item) in items.iter().enumerate() {
@@ -163,7 +163,7 @@ fn conforms(value: &Value, schema: &Value, at: &str) -> Result<(), String> {
             match schema["properties"].get(name) {
                 Some(field_schema) => conforms(field, field_schema, &format!("{at}.{name}"))?,
                 None if schema["additionalProperties"] == json!(false) => {
-                    return Err(format!("{at}: {name} is not in the schema"))
+                    return Err(format!("{at}: {name} is not in the schema"));
                 }
                 None => {}
             }

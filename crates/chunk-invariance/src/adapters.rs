@@ -295,8 +295,8 @@ where
 /// Collects a stream on this thread, parking until a waker fires.
 #[cfg(feature = "stream")]
 fn block_on_stream<S: futures_core::Stream>(stream: S) -> Vec<S::Item> {
-    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::task::{Context, Poll, Wake, Waker};
 
     struct Unpark {

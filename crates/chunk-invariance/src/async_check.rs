@@ -1,6 +1,6 @@
 //! The assertion for filters over a `futures_core::Stream` of chunks.
 
-use std::future::{poll_fn, Future};
+use std::future::{Future, poll_fn};
 use std::panic::Location;
 use std::pin::pin;
 

@@ -2,13 +2,13 @@
 //! forms share.
 
 use std::any::Any;
-use std::future::{self, poll_fn, Future};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::future::{self, Future, poll_fn};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use crate::report::{
-    ChunkInvarianceError, ErrorKind, FilterFailure, Found, Mismatch, Rerun, Shrunk, SHRINK_RUNS,
+    ChunkInvarianceError, ErrorKind, FilterFailure, Found, Mismatch, Rerun, SHRINK_RUNS, Shrunk,
 };
 use crate::split::{Chunks, Splits};
 use crate::text::private::Append;

@@ -259,6 +259,6 @@ pub use crate::check::{
 };
 pub use crate::report::{ChunkInvarianceError, ErrorKind, FilterFailure, Mismatch, Rerun};
 pub use crate::split::{
-    splits_up_to, two_part_splits, Chunks, SplitIter, Splits, ALL_SPLITS_MAX_UNITS,
+    ALL_SPLITS_MAX_UNITS, Chunks, SplitIter, Splits, splits_up_to, two_part_splits,
 };
 pub use crate::text::{OutputChunk, Text};

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::text::{back_to_boundary, first_difference, Shown};
+use crate::text::{Shown, back_to_boundary, first_difference};
 
 /// Why a check failed.
 ///
@@ -847,7 +847,10 @@ fn write_origin(
             )?;
             write_split(f, input, is_text, &shrunk.from)?;
             if found.shrink_stopped {
-                write!(f, "\n            shrinking stopped after {SHRINK_RUNS} runs, before the split above was minimal")
+                write!(
+                    f,
+                    "\n            shrinking stopped after {SHRINK_RUNS} runs, before the split above was minimal"
+                )
             } else {
                 f.write_str("\n            no cut of the split above can be dropped or moved one unit earlier")
             }

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::fmt;
 
 use crate::report::{ChunkInvarianceError, ErrorKind, Origin};
-use crate::text::{first_difference, unit_name, Shown, Text};
+use crate::text::{Shown, Text, first_difference, unit_name};
 
 /// The longest input, in units, that [`Splits::All`] accepts: 16 units
 /// have 15 cut points and so 2^15 = 32,768 splits.
@@ -210,7 +210,7 @@ impl Splits {
                 return Err(ChunkInvarianceError::new(
                     ErrorKind::NoSplits,
                     "Splits::UpTo(0) allows no split at all; use UpTo(1) or more".to_owned(),
-                ))
+                ));
             }
             Splits::UpTo(k) => CutLists::combinations(input.cut_points(), *k),
             Splits::All => {

@@ -59,7 +59,7 @@ use crate::text::Text;
 /// let split = split_of("héllo").new_tree(&mut runner).unwrap().current();
 /// assert_eq!(split.concat(), "héllo");
 /// ```
-pub fn split_of<T>(input: &T) -> impl Strategy<Value = Vec<T::Owned>>
+pub fn split_of<T>(input: &T) -> impl Strategy<Value = Vec<T::Owned>> + use<T>
 where
     T: ?Sized + Text + ToOwned,
     T::Owned: fmt::Debug,
@@ -113,7 +113,10 @@ where
 ///     assert_eq!(split.concat(), "hello world");
 /// }
 /// ```
-pub fn split_of_up_to<T>(input: &T, max_parts: usize) -> impl Strategy<Value = Vec<T::Owned>>
+pub fn split_of_up_to<T>(
+    input: &T,
+    max_parts: usize,
+) -> impl Strategy<Value = Vec<T::Owned>> + use<T>
 where
     T: ?Sized + Text + ToOwned,
     T::Owned: fmt::Debug,

@@ -7,12 +7,12 @@ use std::borrow::Cow;
 use std::cell::Cell;
 
 use chunk_invariance::examples::{
-    redact, redact_each_chunk, redact_holding_back, redact_with_carry, HoldBack,
+    HoldBack, redact, redact_each_chunk, redact_holding_back, redact_with_carry,
 };
 use chunk_invariance::{
-    assert_chunk_invariant, assert_chunk_invariant_with, check_chunk_invariant,
-    check_chunk_invariant_with, per_chunk, per_chunk_default, splits_up_to, try_per_chunk,
-    two_part_splits, Chunks, ErrorKind, Rerun, Splits, ALL_SPLITS_MAX_UNITS,
+    ALL_SPLITS_MAX_UNITS, Chunks, ErrorKind, Rerun, Splits, assert_chunk_invariant,
+    assert_chunk_invariant_with, check_chunk_invariant, check_chunk_invariant_with, per_chunk,
+    per_chunk_default, splits_up_to, try_per_chunk, two_part_splits,
 };
 
 const INPUT: &str = "use sk-AbCd1234 now";
@@ -967,13 +967,13 @@ fn a_split_that_panics_only_sometimes_is_called_out() {
 #[cfg(feature = "stream")]
 mod async_path {
     use std::future::Future;
-    use std::pin::{pin, Pin};
+    use std::pin::{Pin, pin};
     use std::task::{Context, Poll, Waker};
 
-    use chunk_invariance::examples::{redact, HoldBack};
+    use chunk_invariance::examples::{HoldBack, redact};
     use chunk_invariance::{
-        assert_chunk_invariant, assert_chunk_invariant_async, blocking,
-        check_chunk_invariant_async, check_chunk_invariant_async_with, Chunks, Splits,
+        Chunks, Splits, assert_chunk_invariant, assert_chunk_invariant_async, blocking,
+        check_chunk_invariant_async, check_chunk_invariant_async_with,
     };
     use futures_core::Stream;
 
@@ -1201,7 +1201,7 @@ mod strategies {
     use chunk_invariance::strategy::{
         input_and_split, input_and_split_up_to, split_of, split_of_up_to,
     };
-    use chunk_invariance::{check_chunk_invariant_with, Splits};
+    use chunk_invariance::{Splits, check_chunk_invariant_with};
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestError, TestRunner};
 

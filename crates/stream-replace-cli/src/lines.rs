@@ -12,11 +12,11 @@
 //! (`[\s\S]`, `(?s:.)`) is refused rather than silently narrowed: it was
 //! written to cross lines, which needs `-z`.
 
+use regex_syntax::ParserBuilder;
 use regex_syntax::hir::{
     Capture, Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind,
     Look, Repetition,
 };
-use regex_syntax::ParserBuilder;
 
 /// How a rule sees the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -123,7 +123,7 @@ pub fn from_pack(name: &str, first: usize) -> Result<Vec<Spec>, SpecError> {
             return Err(SpecError(format!(
                 "--pack {name:?}: unknown pack (known: {})",
                 PACKS.join(", ")
-            )))
+            )));
         }
     };
     Ok(pack
@@ -196,7 +196,7 @@ pub fn from_file(path: &Path, first: usize) -> Result<Vec<Spec>, SpecError> {
                     return Err(SpecError(format!(
                         "rule {number} ({origin}): give exactly one of \"pattern\" (a regex) \
                          or \"literal\""
-                    )))
+                    )));
                 }
             };
             if pattern.is_empty() {

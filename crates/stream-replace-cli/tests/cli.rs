@@ -623,10 +623,12 @@ fn in_place_rewrites_each_file_and_keeps_its_mode() {
     let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
     // The link still points at the edited file; no temporary file is left.
-    assert!(std::fs::symlink_metadata(&link)
-        .unwrap()
-        .file_type()
-        .is_symlink());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert_eq!(entries(&dir), ["a.log", "b.log", "link.log"]);
 }
 

@@ -34,8 +34,8 @@ use hyper::{Request, Response};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-use serde_json::{json, Value};
-use stream_replace_proxy::{serve, Config};
+use serde_json::{Value, json};
+use stream_replace_proxy::{Config, serve};
 use tokio::net::TcpListener;
 
 fn now_ns() -> u64 {
@@ -494,14 +494,14 @@ fn main() {
             return rt.block_on(upstream_main(
                 args[2].clone(),
                 args.get(3).map(PathBuf::from),
-            ))
+            ));
         }
         Some("proxy") => {
             return rt.block_on(proxy_main(
                 args[2].clone(),
                 args[3].clone(),
                 args.get(4).map(PathBuf::from),
-            ))
+            ));
         }
         _ => {}
     }

@@ -64,9 +64,9 @@ mod route;
 mod ruleset;
 mod settings;
 
-pub use crate::detect::{detectors, response_rules, with_vault, Vault};
+pub use crate::detect::{Vault, detectors, response_rules, with_vault};
 pub use crate::metrics::Metrics;
-pub use crate::proxy::{serve, serve_metrics, serve_with_shutdown, Config, LOGPROBS_HEADER};
+pub use crate::proxy::{Config, LOGPROBS_HEADER, serve, serve_metrics, serve_with_shutdown};
 pub use crate::ruleset::{LogprobsPolicy, RuleSet};
 pub use crate::settings::{Settings, SettingsError};
 /// The response layer this proxy is built on, from `stream-replace-sse`:

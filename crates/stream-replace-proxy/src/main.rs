@@ -12,7 +12,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use stream_replace_proxy::{serve_metrics, serve_with_shutdown, Metrics, Settings};
+use stream_replace_proxy::{Metrics, Settings, serve_metrics, serve_with_shutdown};
 
 /// An OpenAI-compatible redacting proxy: masks personal data in requests,
 /// restores it and redacts new values in streamed responses.
@@ -46,7 +46,7 @@ fn level(name: &str) -> tracing::Level {
 async fn shutdown_signal() {
     #[cfg(unix)]
     {
-        use tokio::signal::unix::{signal, SignalKind};
+        use tokio::signal::unix::{SignalKind, signal};
         match signal(SignalKind::terminate()) {
             Ok(mut term) => {
                 tokio::select! {

@@ -4,8 +4,8 @@ use std::convert::Infallible;
 use std::error::Error as StdError;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -16,18 +16,18 @@ use hyper::body::{Body, Frame, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use stream_replace_sse::{Api, GuardError, Hooks, Limits, ResponseGuard};
 use tokio::net::TcpListener;
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Sleep;
 
-use crate::detect::{with_vault, Detectors, Vault};
+use crate::detect::{Detectors, Vault, with_vault};
 use crate::metrics::Metrics;
-use crate::route::{self, Route, DEFAULT_PASS_THROUGH};
+use crate::route::{self, DEFAULT_PASS_THROUGH, Route};
 use crate::ruleset::{self, LogprobsPolicy, RuleSet};
 
 type BoxError = Box<dyn StdError + Send + Sync>;
@@ -424,8 +424,8 @@ pub async fn serve_with_shutdown(
 /// The TLS settings for an `https://` upstream: the webpki roots, and the
 /// certificates of `ca_file` if given.
 fn tls_config(ca_file: Option<&std::path::Path>) -> std::io::Result<rustls::ClientConfig> {
-    use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::PemObject;
 
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
@@ -770,7 +770,7 @@ async fn forward(
             return refuse(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "the request body is larger than the proxy's limit, or broke off",
-            )
+            );
         }
         Ok(Ok(body)) => body.to_bytes(),
     };
@@ -922,7 +922,7 @@ async fn forward(
             return refuse(
                 StatusCode::BAD_GATEWAY,
                 "the upstream sent a compressed response, which the proxy cannot check",
-            )
+            );
         }
     }
     if logprobs {
@@ -955,7 +955,7 @@ async fn forward(
             return refuse(
                 StatusCode::BAD_GATEWAY,
                 "the upstream response is larger than the proxy's limit, or broke off",
-            )
+            );
         }
         Ok(Ok(b)) => b.to_bytes(),
     };

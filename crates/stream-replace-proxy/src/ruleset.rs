@@ -8,7 +8,7 @@ use std::fmt;
 use std::sync::{Mutex, OnceLock};
 
 use stream_replace::pack::{self, PackAction};
-use stream_replace::{validate, Pattern, Replacement, Rule, Rules};
+use stream_replace::{Pattern, Replacement, Rule, Rules, validate};
 
 use crate::detect::{self, Detectors};
 
@@ -250,7 +250,7 @@ impl RuleSet {
                 return Err(format!(
                     "unknown pack {name:?} (known: {})",
                     PACKS.join(", ")
-                ))
+                ));
             }
         };
         if let Some(id) = exclude.iter().find(|id| pack.get(id).is_none()) {
@@ -566,7 +566,7 @@ pub(crate) fn compile_one(spec: &RuleSpec) -> Result<(), stream_replace::Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::{with_vault, Vault};
+    use crate::detect::{Vault, with_vault};
 
     #[test]
     fn the_default_set_is_the_built_in_detectors() {

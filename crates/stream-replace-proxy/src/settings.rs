@@ -190,7 +190,7 @@ fn parse_rules(value: &Value, err: Err<'_>) -> Result<RuleSet, SettingsError> {
                         return Err(err(
                             &dotted,
                             "unknown key (a pack reads blocks and exclude)".to_owned(),
-                        ))
+                        ));
                     }
                 }
             }
@@ -248,7 +248,7 @@ fn parse_rules(value: &Value, err: Err<'_>) -> Result<RuleSet, SettingsError> {
                     &dotted,
                     "unknown key ([rules] reads packs, extra, allow, request_masking and logprobs)"
                         .to_owned(),
-                ))
+                ));
             }
         }
     }
@@ -314,7 +314,7 @@ fn parse_extra(
             return Err(err(
                 &key,
                 "expected a literal or a regex, not both".to_owned(),
-            ))
+            ));
         }
     };
     let reason = text("reason")?;
@@ -326,7 +326,7 @@ fn parse_extra(
             return Err(err(
                 &format!("{key}.action"),
                 format!("expected mask, redact or block, found {other:?}"),
-            ))
+            ));
         }
     };
     if reason.is_some() && !matches!(action, RuleAction::Block(_)) {
@@ -618,7 +618,7 @@ impl Settings {
                         "REQUEST_MASKING",
                         "rules.request_masking",
                         format!("expected true or false, found {v:?}"),
-                    ))
+                    ));
                 }
             };
         }
@@ -648,7 +648,9 @@ impl Settings {
             if addr.parse::<std::net::SocketAddr>().is_err() || *addr == listen {
                 return Err(err(
                     "metrics_listen",
-                    format!("expected an address other than listen, such as 127.0.0.1:14090, found {addr:?}"),
+                    format!(
+                        "expected an address other than listen, such as 127.0.0.1:14090, found {addr:?}"
+                    ),
                 ));
             }
         }
@@ -680,7 +682,9 @@ impl Settings {
             }) {
                 return Err(err(
                     "endpoints.pass_through",
-                    format!("{p} is a model endpoint, which is always scanned; list it in endpoints.refused to turn it off"),
+                    format!(
+                        "{p} is a model endpoint, which is always scanned; list it in endpoints.refused to turn it off"
+                    ),
                 ));
             }
             config.pass_through = paths;
@@ -709,13 +713,13 @@ impl Settings {
                     return Err(err(
                         "upstream_ca_file",
                         format!("{path} holds no PEM certificate"),
-                    ))
+                    ));
                 }
                 Err(e) => {
                     return Err(err(
                         "upstream_ca_file",
                         format!("{path} cannot be read: {e}"),
-                    ))
+                    ));
                 }
             }
             config.upstream_ca_file = Some(path.into());

@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use stream_replace_proxy::{Config, LOGPROBS_HEADER};
 
 const CHAT: &str = "/v1/chat/completions";
@@ -613,12 +613,13 @@ async fn response_object_keys_are_scanned() {
         let got = send(&addr, "POST", "/v1/responses", &req.to_string()).await;
         assert_eq!(got.status, 200);
         assert_no_planted(&got.body, "response keys");
-        assert!(!up
-            .seen
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|s| s.body.contains("dan@example.com")));
+        assert!(
+            !up.seen
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|s| s.body.contains("dan@example.com"))
+        );
         assert!(
             got.body.contains("\"dan@example.com\":\"v\""),
             "{}",
@@ -651,10 +652,11 @@ async fn leak_gzip_response() {
         assert!(got.header("content-encoding").is_none());
         assert_no_planted(&got.body, encoding);
         let seen = up.seen.lock().unwrap()[0].clone();
-        assert!(seen
-            .head
-            .to_ascii_lowercase()
-            .contains("accept-encoding: identity"));
+        assert!(
+            seen.head
+                .to_ascii_lowercase()
+                .contains("accept-encoding: identity")
+        );
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::json;
-use stream_replace_proxy::{serve_metrics, Config, Metrics};
+use stream_replace_proxy::{Config, Metrics, serve_metrics};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

@@ -11,8 +11,8 @@ use hyper::body::{Body, Frame, Incoming};
 use hyper::{Request, Response};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use serde_json::{json, Value};
-use stream_replace_proxy::{serve, Config};
+use serde_json::{Value, json};
+use stream_replace_proxy::{Config, serve};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use serde_json::{json, Value};
-use stream_replace_proxy::{serve_metrics, Config, Metrics, Settings};
+use serde_json::{Value, json};
+use stream_replace_proxy::{Config, Metrics, Settings, serve_metrics};
 
 fn config(up: &Upstream, rules: &str) -> Config {
     let text = format!("upstream = {:?}\n{rules}", up.base);

@@ -4,11 +4,11 @@
 mod common;
 
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
-use common::{assert_no_planted, proxy, send, sse, PLANTED};
+use common::{PLANTED, assert_no_planted, proxy, send, sse};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response};

@@ -9,11 +9,11 @@
 //! reply that carries an email address split across events, asks itself
 //! for it, and prints what a client gets: the address redacted.
 
+use axum::Router;
 use axum::body::Body;
 use axum::http::header;
 use axum::response::Response;
 use axum::routing::post;
-use axum::Router;
 use stream_replace::Rules;
 use stream_replace_sse::{Api, GuardLayer, ResponseGuard};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

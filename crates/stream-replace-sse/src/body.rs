@@ -355,7 +355,7 @@ impl<B, H: Hooks> GuardedBody<B, H> {
                     return match hooks.poll_idle(cx) {
                         Poll::Pending => Poll::Pending,
                         Poll::Ready(e) => Poll::Ready(Step::Failed(out, self.scan.fail(e))),
-                    }
+                    };
                 }
                 Poll::Ready(Some(Ok(frame))) => {
                     // Trailers carry no text of the reply.

@@ -386,7 +386,7 @@ where
             return refused(
                 parts,
                 "the response is neither SSE nor JSON, so it is not forwarded",
-            )
+            );
         }
         Err(e) => return refused(parts, &e.to_string()),
     };

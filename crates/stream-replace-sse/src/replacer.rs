@@ -1,6 +1,6 @@
 //! The field streams of one SSE response.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use stream_replace::{Replacer, Rules, StreamError};
 
 use crate::error::{Error, ErrorKind};

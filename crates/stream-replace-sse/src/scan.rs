@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use stream_replace::{Replacer, Rules};
 
 use crate::sse::{Event, Parser};
@@ -857,7 +857,7 @@ impl SseScan {
                         "a field named {:?} ({} bytes)",
                         name.chars().take(16).collect::<String>(),
                         name.len()
-                    )))
+                    )));
                 }
             }
         }

@@ -16,7 +16,7 @@ use bytes::Bytes;
 use http::{Request, Response};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Full};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use stream_replace::{Rule, Rules};
 use stream_replace_sse::{Api, GuardLayer, ResponseGuard};
 use tower_layer::Layer;

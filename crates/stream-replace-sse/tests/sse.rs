@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use chunk_invariance::{assert_chunk_invariant_with, per_chunk, Splits};
-use serde_json::{json, Value};
+use chunk_invariance::{Splits, assert_chunk_invariant_with, per_chunk};
+use serde_json::{Value, json};
 use stream_replace::{Config, Rule, Rules};
 use stream_replace_sse::{ErrorKind, Event, Format, Options, Parser, SseReplacer};
 

@@ -101,9 +101,9 @@ mod rules;
 pub mod validate;
 
 pub use crate::adapter::io::{ReplaceReader, ReplaceWriter};
-pub use crate::adapter::iter::{wrap, wrap_bytes, Wrap, WrapBytes};
+pub use crate::adapter::iter::{Wrap, WrapBytes, wrap, wrap_bytes};
 #[cfg(feature = "stream")]
-pub use crate::adapter::stream::{wrap_stream, wrap_stream_bytes, WrapStream, WrapStreamBytes};
+pub use crate::adapter::stream::{WrapStream, WrapStreamBytes, wrap_stream, wrap_stream_bytes};
 pub use crate::config::{Config, DfaKind, HeldLimit};
 pub use crate::error::{Block, Error, ErrorKind, StreamError, StreamErrorKind};
 pub use crate::events::{Event, Events};

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use regex_automata::util::captures::{Captures as RawCaptures, GroupInfo};
 use regex_automata::PatternID;
+use regex_automata::util::captures::{Captures as RawCaptures, GroupInfo};
 
 use crate::error::{Error, ErrorKind};
 

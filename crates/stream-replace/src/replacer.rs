@@ -5,7 +5,7 @@
 use std::fmt;
 use std::ops::Range;
 
-use crate::engine::{extend_small, Halt, Sink, StreamState, Verdict};
+use crate::engine::{Halt, Sink, StreamState, Verdict, extend_small};
 use crate::error::StreamError;
 use crate::guard::{
     self, Counters, EvaluateConfig, Evaluation, StreamGuard, Trigger, TriggerRecording,
@@ -667,11 +667,7 @@ impl Replacer {
                 .iter()
                 .rposition(|&b| is_delimiter(b))
                 .map_or(0, |j| old + j + 1);
-            if len - last > cap {
-                len
-            } else {
-                last
-            }
+            if len - last > cap { len } else { last }
         };
         out.extend_from_slice(&self.words[..cut]);
         self.words.drain(..cut);

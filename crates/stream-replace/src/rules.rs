@@ -14,7 +14,7 @@ use regex_automata::{Input, PatternID};
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use crate::config::Config;
-use crate::engine::{caseless_too_big, Program, Source};
+use crate::engine::{Program, Source, caseless_too_big};
 use crate::error::{Error, ErrorKind};
 use crate::replacement::{Captures, Compiled, Replacement, State};
 

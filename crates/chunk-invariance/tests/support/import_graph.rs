@@ -40,10 +40,10 @@ impl ImportGraph {
         for (module, code) in &modules {
             let mut deps = BTreeSet::new();
             for (base, segs) in paths(code, module, &known) {
-                if let Some(target) = resolve(base, &segs, &known, &reexports) {
-                    if target != *module {
-                        deps.insert(name(&target));
-                    }
+                if let Some(target) =
+                    resolve(base, &segs, &known, &reexports).filter(|t| t != module)
+                {
+                    deps.insert(name(&target));
                 }
             }
             edges.insert(name(module), deps);

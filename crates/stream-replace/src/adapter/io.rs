@@ -171,7 +171,7 @@ impl<W: Write> ReplaceWriter<W> {
                     return Err(io::Error::new(
                         io::ErrorKind::WriteZero,
                         "the inner writer accepted no more of the replaced output",
-                    ))
+                    ));
                 }
                 Ok(n) => self.written += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

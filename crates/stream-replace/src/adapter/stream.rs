@@ -2,7 +2,7 @@
 
 use std::ops::ControlFlow;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use futures_core::stream::{FusedStream, Stream};
 

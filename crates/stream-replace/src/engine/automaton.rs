@@ -6,8 +6,8 @@
 //! The program (`threads::program::Prog`) derefs to this; the memos take only this,
 //! so they do not depend on the thread loop.
 
-use regex_automata::util::start;
 use regex_automata::Anchored;
+use regex_automata::util::start;
 
 use super::bytes::is_continuation;
 use super::dfa::Dfa;

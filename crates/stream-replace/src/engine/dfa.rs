@@ -17,13 +17,13 @@
 use std::fmt::Debug;
 use std::hash::Hash;
 
-use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::MatchKind;
+use regex_automata::dfa::{Automaton, StartKind, dense};
 use regex_automata::hybrid;
 use regex_automata::nfa::thompson::NFA;
 use regex_automata::util::alphabet::ByteClasses;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
-use regex_automata::MatchKind;
 
 /// The DFA could not give a state: a quit, or a lazy cache that gave up.
 /// Either way the NFA takes over.

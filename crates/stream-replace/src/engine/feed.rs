@@ -22,7 +22,7 @@
 
 use super::bytes::is_continuation;
 use super::matcher::{Matcher, Verdict};
-use super::{Halt, Program, Sink, StreamState, LITERAL, NONE_DECIDED};
+use super::{Halt, LITERAL, NONE_DECIDED, Program, Sink, StreamState};
 use crate::config::HeldLimit;
 
 /// Bytes fed to the matchers at a time when both run: a decision of one
@@ -705,7 +705,7 @@ mod tests {
     use proptest::prelude::*;
     use regex_automata::meta;
 
-    use super::super::{Program, Sink, Source, StreamState, LITERAL, THREADS};
+    use super::super::{LITERAL, Program, Sink, Source, StreamState, THREADS};
     use super::{PIECE, SEGMENT, SMALL_CHUNK, SMALL_FEED};
     use crate::config::Config;
     use crate::engine::matcher::{Matcher, Verdict};

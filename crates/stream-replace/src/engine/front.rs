@@ -21,7 +21,7 @@
 
 use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::nfa::contiguous;
-use aho_corasick::{dfa, Anchored, PatternID};
+use aho_corasick::{Anchored, PatternID, dfa};
 
 /// The flag of a state's depth entry (`literal`'s depth map, a row's last
 /// entry) when a trie edge goes out of it: a longer literal goes on.

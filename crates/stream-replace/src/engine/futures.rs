@@ -50,7 +50,7 @@ pub(super) fn future<D: Dfa>(dfa: &D, cache: &mut D::Cache, sid: D::Sid) -> Futu
                 Future::Unknown
             } else {
                 Future::Open
-            }
+            };
         }
     };
     for unit in dfa.byte_classes().representatives(..) {

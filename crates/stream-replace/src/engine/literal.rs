@@ -41,11 +41,11 @@ use std::hash::BuildHasherDefault;
 
 use aho_corasick::automaton::{Automaton, Candidate, Prefilter};
 use aho_corasick::nfa::{contiguous, noncontiguous};
-use aho_corasick::{dfa, MatchKind, Span, StartKind};
+use aho_corasick::{MatchKind, Span, StartKind, dfa};
 
-use super::bytes::is_continuation;
 use super::bytes::IdHasher;
-use super::front::{Front, Step, HAS_CHILD};
+use super::bytes::is_continuation;
+use super::front::{Front, HAS_CHILD, Step};
 use super::matcher::{Decided, Matcher, Scan};
 use super::tape::Tape;
 

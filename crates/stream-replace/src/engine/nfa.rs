@@ -8,9 +8,9 @@
 //! position once the character after it is complete in the buffer (or the
 //! input has ended), and must keep four bytes of look-behind context.
 
-use regex_automata::nfa::thompson::{State, NFA};
-use regex_automata::util::primitives::StateID;
 use regex_automata::PatternID;
+use regex_automata::nfa::thompson::{NFA, State};
+use regex_automata::util::primitives::StateID;
 
 /// A thread of the NFA fallback: the states it reached by the last byte it
 /// stepped, not yet closed over epsilon transitions (closing needs the

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use super::automaton::{byte_kind, Automaton, MemoStart, LOOK_BEHINDS};
+use super::automaton::{Automaton, LOOK_BEHINDS, MemoStart, byte_kind};
 use super::dfa::Dfa;
 
 /// Configurations a scratch's memo keeps before it starts over.
@@ -156,10 +156,12 @@ impl<S: Copy + Eq + Hash> Frozen<S> {
             reps[prog.classes[b as usize] as usize] = b;
         }
         let behind = LOOK_BEHINDS;
-        debug_assert!(LOOK_BEHINDS
-            .iter()
-            .enumerate()
-            .all(|(k, lb)| prog.kind(*lb) as usize == k));
+        debug_assert!(
+            LOOK_BEHINDS
+                .iter()
+                .enumerate()
+                .all(|(k, lb)| prog.kind(*lb) as usize == k)
+        );
         for lb in behind {
             memo.config(prog, prog.dfa.none(), prog.kind(lb));
         }

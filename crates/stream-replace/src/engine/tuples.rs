@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use super::automaton::{byte_kind, Automaton, MemoStart, Thread};
+use super::automaton::{Automaton, MemoStart, Thread, byte_kind};
 use super::bytes::IdHasher;
 use super::dfa::Dfa;
 use super::tape::Tape;

@@ -3,9 +3,9 @@
 
 use std::fmt;
 
+use crate::Replacement;
 use crate::guard::Rule;
 use crate::rules::{Pattern, RulesBuilder};
-use crate::Replacement;
 
 /// What a guardrail does with a rule's match.
 ///

@@ -190,7 +190,9 @@ pub(super) const GITLAB_TOKEN: PackRule = vendor(
      OAuth application secret (`gloas-`), agent (`glagent-`), SCIM (`glsoat-`), \
      feature-flag client (`glffct-`) and workspace (`glwt-`) tokens: the prefix \
      and 20 or more of `[A-Za-z0-9_.-]`.",
-    prefixed!("Pipeline trigger tokens (`glptt-`) and runner registration tokens (`GR1348941`) are `gitlab_trigger_token`."),
+    prefixed!(
+        "Pipeline trigger tokens (`glptt-`) and runner registration tokens (`GR1348941`) are `gitlab_trigger_token`."
+    ),
 );
 
 pub(super) const GITLAB_TRIGGER_TOKEN: PackRule = vendor(
@@ -573,7 +575,9 @@ pub(super) const FACEBOOK_TOKEN: PackRule = vendor(
     "[FACEBOOK_TOKEN]",
     "Meta (Facebook, Instagram, WhatsApp Business) Graph API access tokens: \
      `EAA` and 90 or more letters or digits.",
-    prefixed!("App secrets (32 hex digits, no prefix). Square production tokens (`EAAA…`) of that length are caught too."),
+    prefixed!(
+        "App secrets (32 hex digits, no prefix). Square production tokens (`EAAA…`) of that length are caught too."
+    ),
 );
 
 pub(super) const SHIPPO_TOKEN: PackRule = vendor(

@@ -5,7 +5,7 @@
 use regex_automata::meta::Regex;
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Read, Write};
-use stream_replace::{wrap, wrap_bytes, Config, ReplaceReader, ReplaceWriter, Rules, StreamError};
+use stream_replace::{Config, ReplaceReader, ReplaceWriter, Rules, StreamError, wrap, wrap_bytes};
 
 const PATTERNS: [&str; 3] = [
     r"[\w.+-]+@[\w-]+\.\w+",
@@ -131,9 +131,11 @@ fn wrap_owned_chunks_and_empty_source() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(got, "a ****** b");
-    assert!(wrap(rules.replacer(), Vec::<String>::new())
-        .next()
-        .is_none());
+    assert!(
+        wrap(rules.replacer(), Vec::<String>::new())
+            .next()
+            .is_none()
+    );
 }
 
 #[test]

@@ -407,7 +407,7 @@ mod stream {
     use std::task::{Context, Poll, Waker};
 
     use futures_core::Stream;
-    use stream_replace::{wrap_stream, wrap_stream_bytes, Rules};
+    use stream_replace::{Rules, wrap_stream, wrap_stream_bytes};
 
     /// A source that is not `Unpin` (as an `async` block's state is). It
     /// reaches its queue through a shared reference, which a pinned value

@@ -43,8 +43,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use stream_replace::Rules;
 
-use crate::oracle::{self, show, Named, Oracle, Pat, Repl, Rule};
-use crate::run::{self, chunks_at, Adapter, Api, Rng};
+use crate::oracle::{self, Named, Oracle, Pat, Repl, Rule, show};
+use crate::run::{self, Adapter, Api, Rng, chunks_at};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -9,7 +9,7 @@ use stream_replace::{Captures, Pattern, Replacement, Rules};
 /// `(start, end, text)`.
 type Call = (usize, usize, usize, Vec<Option<(usize, usize, String)>>);
 
-fn record(log: &Arc<Mutex<Vec<Call>>>) -> impl Fn(&Captures<'_>) -> String + Send + Sync {
+fn record(log: &Arc<Mutex<Vec<Call>>>) -> impl Fn(&Captures<'_>) -> String + Send + Sync + use<> {
     let log = Arc::clone(log);
     move |c: &Captures<'_>| {
         let m = c.get_match();

@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
 use stream_replace::{Config, DfaKind, ErrorKind, Rules};
 
-use crate::oracle::{self, show, Oracle, Pat, Repl, Rule};
-use crate::run::{self, chunks_at, Api};
+use crate::oracle::{self, Oracle, Pat, Repl, Rule, show};
+use crate::run::{self, Api, chunks_at};
 
 /// Patterns chosen to exercise the hard parts of the contract: empty
 /// matches, anchors, both kinds of word boundary, greedy and lazy

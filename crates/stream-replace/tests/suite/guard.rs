@@ -13,14 +13,14 @@ use std::ops::Range;
 
 use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
-use regex_automata::{meta, Anchored, Input, PatternID};
+use regex_automata::{Anchored, Input, PatternID, meta};
 use stream_replace::{
     Action, Block, Config, DfaKind, EvaluateConfig, Pattern, Replacement, Replacer, Rule, Rules,
     StreamError, StreamErrorKind, Trigger, TriggerRecording,
 };
 
-use crate::differential::{config_saving_to, ATOMS, LITERALS, REGEXES};
-use crate::run::{char_boundaries, chunks_at, Rng};
+use crate::differential::{ATOMS, LITERALS, REGEXES, config_saving_to};
+use crate::run::{Rng, char_boundaries, chunks_at};
 
 /// How a test rule checks its matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -524,9 +524,11 @@ fn rejected_literal_then_a_later_literal_at_its_start_or_inside_it() {
     };
     // Every rule on the literal matcher when it is on, none when off.
     assert_eq!(build(&s, Config::new()).dense_dfa_size(), None);
-    assert!(build(&s, Config::new().literal_matcher(false))
-        .dense_dfa_size()
-        .is_some());
+    assert!(
+        build(&s, Config::new().literal_matcher(false))
+            .dense_dfa_size()
+            .is_some()
+    );
     let hay = "secretive secrets secretly secretiv";
     assert_eq!(check_all(&s, hay).text, "<1> <2> se<3>tly se<3>tiv");
     for on in [true, false] {
@@ -651,7 +653,7 @@ fn per_stream_allowlist_holds_across_splits() {
 #[test]
 fn block_under_every_held_limit_policy_and_adapter() {
     use std::io::Write;
-    use stream_replace::{wrap, HeldLimit, ReplaceWriter};
+    use stream_replace::{HeldLimit, ReplaceWriter, wrap};
     let hay = "ok 123-45-6789 secret tail";
     for config in [
         Config::new(),
@@ -998,7 +1000,7 @@ fn release_at_words_keeps_the_output_and_cuts_at_delimiters() {
 /// then one error naming the rule; nothing of the value or after it.
 #[test]
 fn a_fatal_value_stops_every_adapter_on_every_split() {
-    use crate::run::{through_until_error, Adapter};
+    use crate::run::{Adapter, through_until_error};
     let rules = gateway_rules();
     let input = "é a@b.cd then 123-45-6789 and é@x.io 4111111111111111";
     let want = rules.evaluate(input);

@@ -18,10 +18,10 @@ use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 
 use chunk_invariance::{
-    assert_chunk_invariant, assert_chunk_invariant_with, check_chunk_invariant, per_chunk,
-    ErrorKind, Splits,
+    ErrorKind, Splits, assert_chunk_invariant, assert_chunk_invariant_with, check_chunk_invariant,
+    per_chunk,
 };
-use stream_replace::{wrap, wrap_bytes, ReplaceReader, ReplaceWriter, Replacer, Rules};
+use stream_replace::{ReplaceReader, ReplaceWriter, Replacer, Rules, wrap, wrap_bytes};
 
 /// Secrets, PII and a reasoning block, in the order a redactor would list
 /// them.
@@ -111,7 +111,9 @@ const EVERY_SPLIT_UNITS: usize = 10;
 // ---- the filters under test, one per API ----
 
 /// `Replacer::feed` and `flush`.
-fn replacer_str<'a>(rules: &Rules) -> impl FnMut(chunk_invariance::Chunks<'a, str>) -> Vec<String> {
+fn replacer_str<'a>(
+    rules: &Rules,
+) -> impl FnMut(chunk_invariance::Chunks<'a, str>) -> Vec<String> + use<'a> {
     per_chunk(
         |chunk: &str, r: &mut Replacer| r.feed(chunk).expect("no held limit"),
         {
@@ -125,7 +127,7 @@ fn replacer_str<'a>(rules: &Rules) -> impl FnMut(chunk_invariance::Chunks<'a, st
 /// `Replacer::feed_bytes` and `flush_bytes`.
 fn replacer_bytes<'a>(
     rules: &Rules,
-) -> impl FnMut(chunk_invariance::Chunks<'a, [u8]>) -> Vec<Vec<u8>> {
+) -> impl FnMut(chunk_invariance::Chunks<'a, [u8]>) -> Vec<Vec<u8>> + use<'a> {
     per_chunk(
         |chunk: &[u8], r: &mut Replacer| r.feed_bytes(chunk).expect("no held limit"),
         {

@@ -59,9 +59,10 @@ fn the_length_is_the_one_asked_for_within_1_to_64() {
         let out = rules("E", b"k", Some(asked)).replace_all("ann@x.org");
         let hex = out.strip_prefix("[E_").unwrap().strip_suffix(']').unwrap();
         assert_eq!(hex.len(), got, "{asked}");
-        assert!(hex
-            .bytes()
-            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert!(
+            hex.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
     }
     let short = rules("E", b"k", Some(6)).replace_all("ann@x.org");
     let long = rules("E", b"k", Some(64)).replace_all("ann@x.org");

@@ -237,7 +237,7 @@ fn held_limit_applies_inside_one_feed() {
 /// and web frameworks do) and feeds on must get errors, never the value.
 #[test]
 fn a_panic_in_a_closure_poisons_the_stream() {
-    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::panic::{AssertUnwindSafe, catch_unwind};
     use stream_replace::StreamErrorKind;
 
     let rules = Rules::builder()

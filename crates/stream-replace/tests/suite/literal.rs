@@ -5,8 +5,8 @@
 
 use stream_replace::{Config, Pattern, Replacement, Rules};
 
-use crate::oracle::{self, show, Oracle, Pat, Repl, Rule};
-use crate::run::{self, chunks_at, Api};
+use crate::oracle::{self, Oracle, Pat, Repl, Rule, show};
+use crate::run::{self, Api, chunks_at};
 
 /// Rules numbered `<i>`: `l:` makes a literal, anything else a regex.
 fn rules(pats: &[&str]) -> Vec<Rule> {

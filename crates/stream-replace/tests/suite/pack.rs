@@ -18,8 +18,8 @@
 
 use std::sync::LazyLock;
 
-use chunk_invariance::{assert_chunk_invariant_with, Splits};
-use regex_automata::{meta, Anchored, Input, PatternID};
+use chunk_invariance::{Splits, assert_chunk_invariant_with};
+use regex_automata::{Anchored, Input, PatternID, meta};
 use stream_replace::pack::{self, PackAction, PackRule};
 use stream_replace::{Rules, StreamErrorKind};
 
@@ -102,7 +102,9 @@ impl Oracle {
 /// replacer ready for the next, and its lazy DFA keeps the states it has
 /// built, which makes the thousands of short streams here cheap in a debug
 /// build. Anything else a stream left behind would show as a difference.
-fn replacer_str<'a>(rules: &Rules) -> impl FnMut(chunk_invariance::Chunks<'a, str>) -> Vec<String> {
+fn replacer_str<'a>(
+    rules: &Rules,
+) -> impl FnMut(chunk_invariance::Chunks<'a, str>) -> Vec<String> + use<'a> {
     let mut r = rules.replacer();
     move |chunks| {
         let mut out: Vec<String> = chunks.map(|c| r.feed(c).expect("no held limit")).collect();
@@ -115,7 +117,7 @@ fn replacer_str<'a>(rules: &Rules) -> impl FnMut(chunk_invariance::Chunks<'a, st
 /// replacer for every split as in [`replacer_str`].
 fn replacer_bytes<'a>(
     rules: &Rules,
-) -> impl FnMut(chunk_invariance::Chunks<'a, [u8]>) -> Vec<Vec<u8>> {
+) -> impl FnMut(chunk_invariance::Chunks<'a, [u8]>) -> Vec<Vec<u8>> + use<'a> {
     let mut r = rules.replacer();
     move |chunks| {
         let mut out: Vec<Vec<u8>> = chunks
@@ -252,7 +254,11 @@ const CASES: &[Case] = &[
             "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
             "xoxp-1234567890-abcdefghij",
         ],
-        neg: &["xoxc-1234567890-abcdef", "xoxb-12345", "xapp-1-A0123-abcdef"],
+        neg: &[
+            "xoxc-1234567890-abcdef",
+            "xoxb-12345",
+            "xapp-1-A0123-abcdef",
+        ],
     },
     Case {
         id: "google_api_key",
@@ -481,7 +487,13 @@ const CASES: &[Case] = &[
     },
     Case {
         id: "ipv4",
-        pos: &["192.168.0.1", "10.0.0.1", "255.255.255.255", "0.0.0.0", "8.8.8.8"],
+        pos: &[
+            "192.168.0.1",
+            "10.0.0.1",
+            "255.255.255.255",
+            "0.0.0.0",
+            "8.8.8.8",
+        ],
         neg: &[
             "256.1.1.1",
             "1.2.3",
@@ -492,7 +504,10 @@ const CASES: &[Case] = &[
     },
     Case {
         id: "think",
-        pos: &["<think>plan: mail ann@x.org</think>", "<think>\nline\n</think>"],
+        pos: &[
+            "<think>plan: mail ann@x.org</think>",
+            "<think>\nline\n</think>",
+        ],
         neg: &["<think>never closed", "<thinking>x</thinking>", "</think>"],
     },
 ];
@@ -778,7 +793,7 @@ fn a_pack_sentence_streams_like_the_whole() {
 /// A stream over the blocking pack: what it released, up to the block.
 fn blocked_stream<'a>(
     rules: &Rules,
-) -> impl FnMut(chunk_invariance::Chunks<'a, str>) -> Vec<String> {
+) -> impl FnMut(chunk_invariance::Chunks<'a, str>) -> Vec<String> + use<'a> {
     let mut r = rules.replacer();
     move |chunks| {
         // A blocked stream stays blocked until a reset: each split is a new

@@ -6,10 +6,10 @@
 //! configuration (fast paths on and off, a tiny cache).
 
 use crate::differential::{
-    check_bytes, check_holdback_with, check_str, check_stream, compile_for, config, cuts_strategy,
-    numbered, Engine, ENGINES, LITERALS, REGEXES,
+    ENGINES, Engine, LITERALS, REGEXES, check_bytes, check_holdback_with, check_str, check_stream,
+    compile_for, config, cuts_strategy, numbered,
 };
-use crate::oracle::{show, Oracle, Pat, Repl, Rule};
+use crate::oracle::{Oracle, Pat, Repl, Rule, show};
 use crate::run::{self, Api};
 use proptest::prelude::*;
 

@@ -16,10 +16,10 @@
 
 use std::sync::LazyLock;
 
-use chunk_invariance::{assert_chunk_invariant_with, Splits};
-use regex_automata::{meta, Anchored, Input, PatternID};
-use stream_replace::pack::{self, Pack, PackRule};
+use chunk_invariance::{Splits, assert_chunk_invariant_with};
+use regex_automata::{Anchored, Input, PatternID, meta};
 use stream_replace::Rules;
+use stream_replace::pack::{self, Pack, PackRule};
 
 /// The default packs, blocks turned into masks (the blocks are the `pii`
 /// tests' concern).

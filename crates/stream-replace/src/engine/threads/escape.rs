@@ -219,10 +219,10 @@ pub(super) fn escapes_of<S: Copy + Eq>(
 mod tests {
     use proptest::prelude::*;
 
+    use super::super::Program;
     use super::super::program::Progs;
     use super::super::state::path;
-    use super::super::tests::{same_as_general, took, CASES};
-    use super::super::Program;
+    use super::super::tests::{CASES, same_as_general, took};
     use super::*;
     use crate::config::{Config, DfaKind};
 

@@ -10,9 +10,9 @@
 //! thread, a set seen earlier in the same step is dropped), and hands back
 //! to the DFA once nothing is alive past the position it had to reach.
 
+use regex_automata::PatternID;
 use regex_automata::nfa::thompson::NFA;
 use regex_automata::util::primitives::StateID;
-use regex_automata::PatternID;
 
 use super::program::{Prog, Scratch};
 use super::state::{Best, Core, Mode};
@@ -259,7 +259,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::state::path;
-    use super::super::tests::{same_as_general, CASES};
+    use super::super::tests::{CASES, same_as_general};
 
     /// A Unicode `\b` between two characters of either kind, next to a
     /// non-ASCII byte, makes the DFA quit: the NFA takes over and decides

@@ -339,13 +339,13 @@ pub(super) fn prefix(hir: &Hir) -> Hir {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use regex_automata::{meta, Anchored, Input};
+    use regex_automata::{Anchored, Input, meta};
 
     use super::super::state::path;
-    use super::super::tests::{same_as_general, took, CASES};
+    use super::super::tests::{CASES, same_as_general, took};
     use regex_syntax::hir::{Hir, Look};
 
-    use super::{prefix, widen, Forward};
+    use super::{Forward, prefix, widen};
 
     fn forward(rules: &[&str]) -> Forward {
         let hirs = regex_automata::util::syntax::parse_many(rules).unwrap();

@@ -21,7 +21,7 @@ use regex_automata::Span;
 
 use super::forward::FORWARD_MIN;
 use super::program::Prog;
-use super::state::{entered, path, Core};
+use super::state::{Core, entered, path};
 use crate::engine::bytes::is_continuation;
 use crate::engine::dfa::Dfa;
 use crate::engine::gate::Seen;
@@ -174,11 +174,11 @@ impl<D: Dfa> Core<D> {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use regex_automata::{meta, Anchored, Input};
+    use regex_automata::{Anchored, Input, meta};
 
-    use super::super::state::path;
-    use super::super::tests::{configs, same_as_general, took, CASES};
     use super::super::Program;
+    use super::super::state::path;
+    use super::super::tests::{CASES, configs, same_as_general, took};
     use crate::config::Config;
 
     /// The naive oracle: at no skipped position does a match start (an

@@ -11,7 +11,7 @@
 //! Exact for the same reason as `one_thread`.
 
 use super::program::{Prog, Scratch};
-use super::state::{entered, path, Core, Fallback};
+use super::state::{Core, Fallback, entered, path};
 use crate::engine::dfa::Dfa;
 use crate::engine::tape::Tape;
 
@@ -44,7 +44,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::state::path;
-    use super::super::tests::{same_as_general, CASES};
+    use super::super::tests::{CASES, same_as_general};
 
     /// A bounded repetition keeps a thread per start whose states never
     /// merge: the tuple loop steps them together.

@@ -15,7 +15,7 @@
 
 use super::forward::FORWARD_MIN;
 use super::program::Prog;
-use super::state::{entered, path, Core, Fallback};
+use super::state::{Core, Fallback, entered, path};
 use crate::engine::automaton::Thread;
 use crate::engine::dfa::Dfa;
 use crate::engine::single::{self, Memo};
@@ -150,7 +150,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::state::path;
-    use super::super::tests::{same_as_general, CASES};
+    use super::super::tests::{CASES, same_as_general};
 
     /// Words under `\w+@…`: every new thread merges into the live one.
     #[test]

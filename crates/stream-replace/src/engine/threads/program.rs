@@ -6,11 +6,11 @@
 //! Immutable once built and shared by every stream; a stream's state is
 //! `state::Core`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use regex_automata::hybrid::dfa::DFA;
-use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
+use regex_automata::nfa::thompson::{self, NFA, WhichCaptures};
 use regex_automata::util::look::{Look, LookMatcher};
 use regex_automata::util::pool::Pool;
 use regex_automata::util::prefilter::Prefilter;
@@ -23,10 +23,10 @@ use super::forward::Forward;
 use super::reverse::Reverse;
 use super::state::Best;
 use crate::config::{Config, DfaKind};
-use crate::engine::automaton::{byte_kind, start_row, word_lb_row, Automaton, LOOK_BEHINDS};
+use crate::engine::automaton::{Automaton, LOOK_BEHINDS, byte_kind, start_row, word_lb_row};
 use crate::engine::bytes::is_continuation;
 use crate::engine::dfa::{Dense, Dfa, Lazy};
-use crate::engine::futures::{future, Future, Futures};
+use crate::engine::futures::{Future, Futures, future};
 use crate::engine::gate::Gate;
 use crate::engine::nfa::{self, NThread};
 use crate::engine::tape::Tape;

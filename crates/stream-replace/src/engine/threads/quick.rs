@@ -114,7 +114,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::state::path;
-    use super::super::tests::{same_as_general, CASES};
+    use super::super::tests::{CASES, same_as_general};
 
     /// Small feeds of words under an email-like rule, and a thread alive
     /// across them, end in the quick path.

@@ -15,7 +15,7 @@
 //! at most once.
 
 use super::program::Scratch;
-use super::state::{entered, path, Core, Mode};
+use super::state::{Core, Mode, entered, path};
 use super::suspend::SUSPEND_AFTER;
 use crate::engine::dfa::Dfa;
 
@@ -69,7 +69,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::state::path;
-    use super::super::tests::{same_as_general, CASES};
+    use super::super::tests::{CASES, same_as_general};
     use super::SUSPEND_AFTER;
 
     /// A stream that gets another scratch each call (the third

@@ -29,7 +29,7 @@
 //! without the skip. The automaton is built on a stream's first idle scan
 //! with a gate, not with the rules.
 
-use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::dfa::{Automaton, StartKind, dense};
 use regex_automata::nfa::thompson;
 use regex_automata::{Anchored, Input, MatchKind};
 use regex_syntax::hir::Hir;
@@ -132,11 +132,11 @@ impl Reverse {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use regex_automata::dfa::{dense, Automaton};
+    use regex_automata::dfa::{Automaton, dense};
     use regex_automata::{Anchored, Input, MatchKind};
 
     use super::super::state::path;
-    use super::super::tests::{same_as_general, took, CASES};
+    use super::super::tests::{CASES, same_as_general, took};
     use super::*;
 
     fn reverse(heads: &[&str]) -> Reverse {

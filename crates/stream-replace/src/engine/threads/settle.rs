@@ -14,9 +14,9 @@
 //! that leads the closed prefix (priority order) leads the full set too.
 
 use super::program::{Prog, Scratch};
-use super::state::{entered, path, Best, Core, Fallback, Mode};
+use super::state::{Best, Core, Fallback, Mode, entered, path};
 use crate::engine::dfa::Dfa;
-use crate::engine::futures::{future, Future};
+use crate::engine::futures::{Future, future};
 use crate::engine::matcher::Scan;
 use crate::engine::nfa;
 use crate::engine::tape::Tape;
@@ -186,7 +186,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::state::path;
-    use super::super::tests::{same_as_general, CASES};
+    use super::super::tests::{CASES, same_as_general};
 
     /// A fixed-width number ends at the end of a feed whatever follows,
     /// and a word that cannot go on is dropped.

@@ -9,13 +9,13 @@
 //! the only loop (with the NFA fallback): the reference the fast paths are
 //! tested against.
 
-use regex_automata::util::start;
 use regex_automata::Anchored;
+use regex_automata::util::start;
 
 use super::fallback::Nfa;
 use super::program::{Prog, Scratch};
 use super::settle::Settled;
-use super::state::{entered, path, Core, Fallback, Mode};
+use super::state::{Core, Fallback, Mode, entered, path};
 use crate::engine::automaton::Thread;
 use crate::engine::bytes::is_continuation;
 use crate::engine::dfa::{Dfa, GaveUp};

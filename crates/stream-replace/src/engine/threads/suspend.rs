@@ -19,9 +19,9 @@
 //!   start no thread. A state that only a few bytes leave (the inside of
 //!   an open `<think>`) is skipped to the next of them (`escape`).
 
-use super::escape::{step_escaping, ESCAPE_MIN};
+use super::escape::{ESCAPE_MIN, step_escaping};
 use super::program::Prog;
-use super::state::{entered, path, Core, Fallback};
+use super::state::{Core, Fallback, entered, path};
 use crate::engine::dfa::Dfa;
 use crate::engine::tape::Tape;
 
@@ -119,7 +119,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::state::path;
-    use super::super::tests::{same_as_general, CASES};
+    use super::super::tests::{CASES, same_as_general};
     use super::SUSPEND_AFTER;
 
     fn long(open: &str, close: &str) -> Vec<u8> {

@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 
-use super::state::{path, ENTERED};
+use super::state::{ENTERED, path};
 use super::{Program, Threads};
 use crate::config::{Config, DfaKind};
 use crate::engine::matcher::{Matcher, Scan};
