@@ -11,6 +11,12 @@ use stream_replace_proxy::{Config, serve};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+#[path = "../../../stream-replace-sse/tests/support/leak_oracle.rs"]
+mod leak_oracle;
+// Not every test file checks for leaks.
+#[allow(unused_imports)]
+pub use leak_oracle::{PLANTED, assert_no_planted};
+
 /// One request as the upstream saw it.
 #[derive(Clone, Debug)]
 pub struct Seen {
@@ -231,65 +237,5 @@ pub async fn send_with(addr: &str, method: &str, target: &str, headers: &str, bo
         status,
         head,
         body: String::from_utf8(body).unwrap(),
-    }
-}
-
-/// Values only the upstream knows: none of their bytes may reach a client.
-pub const PLANTED: &[&str] = &[
-    "qwzxjkvb@example.com",
-    "931-22-4410",
-    "4242 4242 4242 4242",
-    "DE89370400440532013000",
-];
-
-/// Panics if a run of 4 characters of a planted value (one that holds a
-/// character of its distinctive start) is in `text`, raw or in its
-/// strings' decoded JSON, or as a list of byte values.
-pub fn assert_no_planted(text: &str, context: &str) {
-    let mut views = vec![text.to_owned()];
-    // Every string inside every JSON document in the text, joined.
-    for line in text.lines() {
-        let data = line.strip_prefix("data: ").unwrap_or(line);
-        if let Ok(v) = serde_json::from_str::<Value>(data) {
-            let mut all = String::new();
-            collect_strings(&v, &mut all);
-            views.push(all);
-        }
-    }
-    if let Ok(v) = serde_json::from_str::<Value>(text) {
-        let mut all = String::new();
-        collect_strings(&v, &mut all);
-        views.push(all);
-    }
-    for value in PLANTED {
-        let chars: Vec<char> = value.chars().collect();
-        // An address's domain is not its own: only runs from its local part.
-        let local = value.find('@').unwrap_or(value.len());
-        for (at, w) in chars.windows(4).enumerate() {
-            if at >= local {
-                break;
-            }
-            let run: String = w.iter().collect();
-            for view in &views {
-                assert!(
-                    !view.contains(&run),
-                    "{context}: {run:?} of {value} reached the client: {text}"
-                );
-            }
-            let bytes: Vec<String> = run.bytes().map(|b| b.to_string()).collect();
-            assert!(
-                !text.contains(&bytes.join(",")),
-                "{context}: the bytes of {run:?} of {value} reached the client: {text}"
-            );
-        }
-    }
-}
-
-fn collect_strings(v: &Value, out: &mut String) {
-    match v {
-        Value::String(s) => out.push_str(s),
-        Value::Array(a) => a.iter().for_each(|v| collect_strings(v, out)),
-        Value::Object(m) => m.values().for_each(|v| collect_strings(v, out)),
-        _ => {}
     }
 }
