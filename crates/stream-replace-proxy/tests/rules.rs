@@ -130,18 +130,20 @@ async fn the_secrets_pack_from_the_file_catches_a_github_token() {
     }
 }
 
-#[tokio::test]
-async fn a_block_rule_refuses_the_request_and_ends_the_response() {
-    let up = replying("The plan is Falcon, say nothing").await;
-    let rules = r#"
+/// A rule that blocks the codename `Falcon`.
+const CODENAME_BLOCK: &str = r#"
 [[rules.extra]]
 id = "codename"
 literal = "Falcon"
 action = "block"
 reason = "an internal codename"
 "#;
+
+#[tokio::test]
+async fn a_block_rule_refuses_the_request_and_ends_the_response() {
+    let up = replying("The plan is Falcon, say nothing").await;
     let metrics = Metrics::new();
-    let mut config = config(&up, rules);
+    let mut config = config(&up, CODENAME_BLOCK);
     config.metrics = Some(metrics.clone());
     let addr = proxy(config).await;
 
@@ -205,16 +207,8 @@ logprobs = "refuse"
 #[tokio::test]
 async fn masking_off_still_refuses_a_request_a_block_rule_stops() {
     let up = replying("hello").await;
-    let rules = r#"
-[rules]
-request_masking = false
-[[rules.extra]]
-id = "codename"
-literal = "Falcon"
-action = "block"
-reason = "an internal codename"
-"#;
-    let addr = proxy(config(&up, rules)).await;
+    let rules = format!("[rules]\nrequest_masking = false\n{CODENAME_BLOCK}");
+    let addr = proxy(config(&up, &rules)).await;
     reply_text(&addr, false, "from ann@example.org").await;
     let seen = up.seen.lock().unwrap().last().unwrap().body.clone();
     assert!(seen.contains("from ann@example.org"), "{seen}");
