@@ -13,6 +13,15 @@
 //! Per row: `baseline_meta_whole`, and streams fed 4-byte and 4096-byte
 //! chunks. The stream's output is checked against the baseline first.
 //!
+//! `cliffs_build/SHAPE/{auto,lazy}`: `RulesBuilder::build` of one rule whose
+//! dense DFA is small but slow to determinize, under the default
+//! `DfaKind::Auto` and with `DfaKind::Lazy`:
+//!
+//! - `live_loops`: `[\s\S]*?{1000}<think>{1000}\p{L}`, a thousand lazy
+//!   loops live in every DFA state (the dense build is given up early);
+//! - `positions`: `(?U)[\s\S]*?[\s\S]*?.{1000}`, a thousand positions
+//!   live in every DFA state (the dense DFA is built).
+//!
 //! Knob: `STREAM_REPLACE_BENCH_CLIFFS_KB` (text size, default 64).
 
 use std::hint::black_box;
@@ -20,7 +29,7 @@ use std::hint::black_box;
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use stream_replace::Config;
+use stream_replace::{Config, DfaKind, Rules};
 
 mod corpus;
 
@@ -139,9 +148,35 @@ fn cliffs(c: &mut Criterion) {
     }
 }
 
+/// Builds of single rules whose dense DFA is slow to determinize.
+fn builds(c: &mut Criterion) {
+    for (name, pattern) in [
+        ("live_loops", r"[\s\S]*?{1000}<think>{1000}\p{L}"),
+        ("positions", r"(?U)[\s\S]*?[\s\S]*?.{1000}"),
+    ] {
+        let mut g = c.benchmark_group(format!("cliffs_build/{name}"));
+        g.sampling_mode(SamplingMode::Flat).sample_size(10);
+        for (kind, dfa) in [("auto", DfaKind::Auto), ("lazy", DfaKind::Lazy)] {
+            let build = || {
+                Rules::builder()
+                    .regex(black_box(pattern), "[X]")
+                    .config(Config::new().dfa(dfa))
+                    .build()
+                    .expect("the rule builds")
+            };
+            eprintln!(
+                "cliffs_build/{name}/{kind}: dense DFA {:?}",
+                build().dense_dfa_size()
+            );
+            g.bench_function(kind, |b| b.iter(build));
+        }
+        g.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = corpus::criterion_config();
-    targets = cliffs
+    targets = cliffs, builds
 }
 criterion_main!(benches);

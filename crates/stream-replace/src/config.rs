@@ -42,13 +42,14 @@
 pub enum DfaKind {
     /// A dense DFA when it fits [`Config::dense_size_limit`], otherwise a
     /// lazy one (the default). Building stops as soon as the dense DFA
-    /// outgrows the limit, so that attempt costs at most about the time to
-    /// build a DFA of that size.
+    /// outgrows the limit, or its build outgrows the work the limit allows
+    /// (see [`Config::dense_size_limit`]), so the attempt costs a bounded
+    /// time whatever the rules.
     #[default]
     Auto,
     /// Always a dense DFA; [`build`](crate::RulesBuilder::build) fails with
-    /// [`ErrorKind::TooBig`](crate::ErrorKind::TooBig) when it would exceed
-    /// [`Config::dense_size_limit`].
+    /// [`ErrorKind::TooBig`](crate::ErrorKind::TooBig) when it, or the work
+    /// to build it, would exceed [`Config::dense_size_limit`].
     Dense,
     /// Always a lazy DFA, with pooled caches.
     Lazy,
@@ -297,6 +298,19 @@ impl Config {
     /// The most bytes a dense DFA may take, and the most its build may use
     /// (see [`DfaKind`]). Over it, [`DfaKind::Auto`] uses a lazy DFA and
     /// [`DfaKind::Dense`] fails to build.
+    ///
+    /// The limit also bounds the build's time. Building a dense DFA works
+    /// out each transition of each of its states by walking the epsilon
+    /// closures of the NFA states it stands for, so a small DFA can still
+    /// take long to build when its states stand for many NFA states with
+    /// wide closures: `[\s\S]*?{1000}<think>{1000}\p{L}` has a dense DFA
+    /// under 1 MB that takes seconds to build, against milliseconds for
+    /// its lazy DFA. The build's memory for those NFA states is therefore
+    /// bounded too, by the limit divided by the alphabet's size and the
+    /// closures' width (with 32 bytes of work per byte of the limit): that
+    /// rule falls back to a lazy DFA in a fraction of a second, while this
+    /// crate's packs keep their dense DFA. Raising the limit raises both
+    /// bounds.
     ///
     /// # Example
     ///

@@ -20,7 +20,7 @@ use std::hash::Hash;
 use regex_automata::MatchKind;
 use regex_automata::dfa::{Automaton, StartKind, dense};
 use regex_automata::hybrid;
-use regex_automata::nfa::thompson::NFA;
+use regex_automata::nfa::thompson::{NFA, State};
 use regex_automata::util::alphabet::ByteClasses;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
@@ -169,10 +169,17 @@ impl Dfa for Lazy {
 #[derive(Debug)]
 pub(crate) struct Dense(pub(super) dense::DFA<Vec<u32>>);
 
+/// How much determinization work a dense build may do, per byte of its size
+/// limit, in the units of [`determinize_limit`].
+const WORK_PER_LIMIT_BYTE: usize = 32;
+
+/// The closure width up to which one stored NFA state counts once.
+const NARROW_CLOSURE: usize = 128;
+
 impl Dense {
     /// Determinizes `nfa` (built with the options the lazy DFA uses), or
-    /// fails when the DFA, or the work to build it, would exceed `limit`
-    /// bytes.
+    /// fails when the DFA would exceed `limit` bytes, or when the work to
+    /// build it would exceed what [`determinize_limit`] allows.
     pub(super) fn build(nfa: &NFA, limit: usize) -> Result<Dense, Box<dense::BuildError>> {
         let config = dense::Config::new()
             .match_kind(MatchKind::LeftmostFirst)
@@ -183,7 +190,7 @@ impl Dense {
             .accelerate(false)
             .minimize(false)
             .dfa_size_limit(Some(limit))
-            .determinize_size_limit(Some(limit));
+            .determinize_size_limit(Some(determinize_limit(nfa, limit)));
         dense::Builder::new()
             .configure(config)
             .build_from_nfa(nfa)
@@ -195,6 +202,80 @@ impl Dense {
     pub(super) fn memory_usage(&self) -> usize {
         self.0.memory_usage()
     }
+}
+
+/// The bound on the determinizer's own memory (the NFA state sets of the
+/// DFA states it has made) that keeps a dense build's time in proportion to
+/// `limit`.
+///
+/// The determinizer's memory bounds the DFA's size, not the time it takes:
+/// it works out each transition of each DFA state by walking the epsilon
+/// closures of the NFA states it stores, so its work is about
+///
+/// `alphabet classes × stored NFA states × closure width per state`.
+///
+/// The second factor is its memory. The third is estimated by the widest
+/// closure from any byte transition's target, counted as 1 up to
+/// [`NARROW_CLOSURE`] (most NFA states stored have closures far narrower
+/// than the widest). The product may reach `WORK_PER_LIMIT_BYTE × limit`.
+/// A rule such as `[\s\S]*?{1000}<think>{1000}\p{L}` keeps a thousand
+/// loops live in every DFA state, each closing over all the others: its
+/// dense DFA is under 1 MB but took seconds to build, where its lazy DFA
+/// takes milliseconds. Under this bound its dense build stops early and
+/// `DfaKind::Auto` falls back to the lazy DFA, while the packs and the
+/// PII rule sets still fit with room to spare.
+///
+/// The closure walk itself is bounded by `limit` steps; an NFA whose
+/// closures add up to more gets a bound of 1 byte (no dense DFA).
+fn determinize_limit(nfa: &NFA, limit: usize) -> usize {
+    let classes = nfa.byte_classes().alphabet_len();
+    let Some(width) = widest_closure(nfa, limit) else {
+        return 1;
+    };
+    let per_byte = classes.saturating_mul(width.max(NARROW_CLOSURE)) / NARROW_CLOSURE;
+    (limit.saturating_mul(WORK_PER_LIMIT_BYTE) / per_byte.max(1)).clamp(1, limit)
+}
+
+/// The most NFA states one epsilon closure from the target of a byte
+/// transition visits (unions and look-around included), or `None` once the
+/// walks have taken more than `budget` steps in all.
+fn widest_closure(nfa: &NFA, budget: usize) -> Option<usize> {
+    let mut targets: Vec<StateID> = Vec::new();
+    for state in nfa.states() {
+        match state {
+            State::ByteRange { trans } => targets.push(trans.next),
+            State::Sparse(sparse) => targets.extend(sparse.transitions.iter().map(|t| t.next)),
+            State::Dense(table) => targets.extend(table.transitions.iter().copied()),
+            _ => {}
+        }
+    }
+    targets.sort_unstable();
+    targets.dedup();
+    let mut seen = vec![0u32; nfa.states().len()];
+    let mut stack = Vec::new();
+    let (mut widest, mut steps) = (0, 0usize);
+    for (walk, &target) in (1u32..).zip(&targets) {
+        let mut width = 0;
+        stack.push(target);
+        while let Some(id) = stack.pop() {
+            if std::mem::replace(&mut seen[id.as_usize()], walk) == walk {
+                continue;
+            }
+            width += 1;
+            steps += 1;
+            if steps > budget {
+                return None;
+            }
+            match nfa.state(id) {
+                State::Union { alternates } => stack.extend(alternates.iter().copied()),
+                State::BinaryUnion { alt1, alt2 } => stack.extend([*alt1, *alt2]),
+                State::Capture { next, .. } | State::Look { next, .. } => stack.push(*next),
+                _ => {}
+            }
+        }
+        widest = widest.max(width);
+    }
+    Some(widest)
 }
 
 impl Dfa for Dense {
@@ -268,5 +349,100 @@ impl Dfa for Dense {
 
     fn byte_classes(&self) -> &ByteClasses {
         self.0.byte_classes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use regex_automata::nfa::thompson::{Config, NFA, State, WhichCaptures};
+    use regex_automata::util::primitives::StateID;
+
+    use super::{determinize_limit, widest_closure};
+
+    fn nfa(pattern: &str) -> NFA {
+        NFA::compiler()
+            .configure(Config::new().which_captures(WhichCaptures::None))
+            .build(pattern)
+            .unwrap()
+    }
+
+    /// The naive oracle: every state's epsilon closure, recursively, into a
+    /// set of its own, for every state a byte transition leads to.
+    fn widest_naive(nfa: &NFA) -> usize {
+        fn close(nfa: &NFA, id: StateID, seen: &mut HashSet<StateID>) {
+            if !seen.insert(id) {
+                return;
+            }
+            match nfa.state(id) {
+                State::Union { alternates } => {
+                    for &a in alternates.iter() {
+                        close(nfa, a, seen);
+                    }
+                }
+                State::BinaryUnion { alt1, alt2 } => {
+                    close(nfa, *alt1, seen);
+                    close(nfa, *alt2, seen);
+                }
+                State::Capture { next, .. } | State::Look { next, .. } => close(nfa, *next, seen),
+                _ => {}
+            }
+        }
+        let mut widest = 0;
+        for state in nfa.states() {
+            let nexts: Vec<StateID> = match state {
+                State::ByteRange { trans } => vec![trans.next],
+                State::Sparse(s) => s.transitions.iter().map(|t| t.next).collect(),
+                State::Dense(d) => d.transitions.to_vec(),
+                _ => vec![],
+            };
+            for next in nexts {
+                let mut seen = HashSet::new();
+                close(nfa, next, &mut seen);
+                widest = widest.max(seen.len());
+            }
+        }
+        widest
+    }
+
+    #[test]
+    fn widest_closure_matches_the_naive_walk() {
+        for pattern in [
+            "abc",
+            r"x{100}",
+            r"(?:a*){100}b",
+            r"[\s\S]*?{50}<think>{20}\p{L}",
+            r"\b(?:foo|bar|baz)+\b",
+            r"(?:(?:a|b)*c|d?)+e",
+            r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
+            "",
+        ] {
+            let nfa = nfa(pattern);
+            assert_eq!(
+                widest_closure(&nfa, usize::MAX),
+                Some(widest_naive(&nfa)),
+                "{pattern}"
+            );
+        }
+    }
+
+    #[test]
+    fn widest_closure_gives_up_past_its_budget() {
+        let nfa = nfa(r"(?:a*){100}b");
+        let widest = widest_closure(&nfa, usize::MAX).unwrap();
+        assert!(widest > 200, "{widest}");
+        assert_eq!(widest_closure(&nfa, 150), None);
+        assert_eq!(determinize_limit(&nfa, 150), 1);
+    }
+
+    #[test]
+    fn determinize_limit_shrinks_with_wide_closures_only() {
+        let limit = 8 << 20;
+        // Narrow closures: the size limit alone.
+        assert_eq!(determinize_limit(&nfa(r"x{100}"), limit), limit);
+        // A thousand live loops: a small fraction of it.
+        let wide = determinize_limit(&nfa(r"[\s\S]*?{1000}<think>{1000}\p{L}"), limit);
+        assert!(wide < limit / 32, "{wide}");
     }
 }

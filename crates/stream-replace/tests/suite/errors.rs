@@ -324,3 +324,67 @@ fn fuzz_empty_braced_group_name_is_unknown() {
     let rules = Rules::builder().regex("E", "$ ${ $-").build().unwrap();
     assert_eq!(rules.replace_all("E"), "$ ${ $-");
 }
+
+/// Fuzz regression (`build_rules`): `[\s\S]*?{1000}<think>{1000}\p{L}`
+/// determinizes into a dense DFA under 1 MB, but every one of its states
+/// holds a thousand live loops, each closing over the others, so the
+/// dense build took seconds (a minute in the instrumented fuzz build)
+/// where the lazy DFA takes milliseconds. The dense build is bounded by
+/// its work as well as its size: the default `DfaKind::Auto` gives it up
+/// early and streams on the lazy DFA, and `DfaKind::Dense` fails with
+/// `TooBig` instead of working for seconds. Either way the rule replaces
+/// exactly. `(?U)[\s\S]*?[\s\S]*?.{1000}`, the second slow unit, stays
+/// within both bounds and must build and stream exactly too.
+#[test]
+fn fuzz_slow_dense_builds_are_bounded() {
+    use stream_replace::DfaKind;
+    let live_loops = r"[\s\S]*?{1000}<think>{1000}\p{L}";
+    let build = |pattern: &str, kind: DfaKind| {
+        Rules::builder()
+            .regex(pattern, "[x]")
+            .config(Config::new().dfa(kind))
+            .build()
+    };
+    let auto = build(live_loops, DfaKind::Auto).expect("builds on the lazy DFA");
+    assert_eq!(auto.dense_dfa_size(), None);
+    let e = build(live_loops, DfaKind::Dense).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::TooBig, "{e}");
+
+    let closes = format!("a<think{}é.", ">".repeat(1000));
+    let short = format!("a<think{}é.", ">".repeat(999));
+    let positions = r"(?U)[\s\S]*?[\s\S]*?.{1000}";
+    let long_line = "y".repeat(1500);
+    for (pattern, rules, texts) in [
+        (live_loops, auto, vec![closes.as_str(), short.as_str()]),
+        (
+            positions,
+            build(positions, DfaKind::Auto).expect("builds"),
+            vec![long_line.as_str(), &long_line[..999]],
+        ),
+    ] {
+        let re = regex_automata::meta::Regex::new(pattern).unwrap();
+        for text in texts {
+            let mut expected = String::new();
+            let mut last = 0;
+            for m in re.find_iter(text) {
+                expected.push_str(&text[last..m.start()]);
+                expected.push_str("[x]");
+                last = m.end();
+            }
+            expected.push_str(&text[last..]);
+            assert_eq!(
+                rules.replace_all(text),
+                expected,
+                "{pattern} on {} bytes",
+                text.len()
+            );
+            let mut r = rules.replacer();
+            let mut out = String::new();
+            for c in text.chars() {
+                out.push_str(&r.feed(c.encode_utf8(&mut [0; 4])).unwrap());
+            }
+            out.push_str(&r.flush().unwrap());
+            assert_eq!(out, expected, "{pattern}, one character per feed");
+        }
+    }
+}

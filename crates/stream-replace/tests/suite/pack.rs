@@ -865,3 +865,23 @@ fn an_invalid_ssn_does_not_block() {
         assert_eq!(eval.text(), input);
     }
 }
+
+/// The dense build is bounded by its work (see
+/// `errors::fuzz_slow_dense_builds_are_bounded`); the bound must leave the
+/// packs, alone and together, the dense DFA they had.
+#[test]
+fn packs_keep_their_dense_dfa() {
+    for (name, pack) in [
+        ("pii", pack::pii()),
+        ("secrets", pack::secrets()),
+        (
+            "pii without blocks with think",
+            pack::pii().without_blocks().with(pack::think()),
+        ),
+    ] {
+        let mut b = Rules::builder();
+        pack.add_to(&mut b);
+        let rules = b.build().unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(rules.dense_dfa_size().is_some(), "{name} has no dense DFA");
+    }
+}
