@@ -130,6 +130,7 @@ fn cliffs(c: &mut Criterion) {
                 out.len()
             })
         });
+        let mut out = corpus::stream_out(text.len());
         for size in [4, 4096] {
             let chunks = corpus::chunks(text, size);
             let mut r = compiled.replacer();

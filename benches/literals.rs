@@ -203,9 +203,10 @@ fn literals(c: &mut Criterion) {
                 })
             });
         }
+        let mut stream_out = corpus::stream_out(text.len());
         for (k, chunks) in &chunked {
             g.bench_with_input(BenchmarkId::new("stream_chunk", k), chunks, |b, chunks| {
-                b.iter(|| corpus::stream_chunks(&mut r, black_box(chunks), &mut out))
+                b.iter(|| corpus::stream_chunks(&mut r, black_box(chunks), &mut stream_out))
             });
             g.bench_with_input(
                 BenchmarkId::new("aho_corasick_stream", k),

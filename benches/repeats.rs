@@ -62,6 +62,7 @@ fn repeats(c: &mut Criterion) {
                     out.len()
                 })
             });
+            let mut out = corpus::stream_out(text.len());
             g.bench_function("stream_chunk/4096", |b| {
                 b.iter(|| corpus::stream_chunks(&mut r, black_box(&chunks), &mut out))
             });

@@ -100,6 +100,7 @@ fn throughput(c: &mut Criterion) {
                 out.len()
             })
         });
+        let mut out = corpus::stream_out(text.len());
         g.bench_function("stream_whole", |b| {
             b.iter(|| corpus::stream_chunks(&mut r, &[black_box(&text)], &mut out))
         });
