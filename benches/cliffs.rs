@@ -20,7 +20,7 @@
 //! - `live_loops`: `[\s\S]*?{1000}<think>{1000}\p{L}`, a thousand lazy
 //!   loops live in every DFA state (the dense build is given up early);
 //! - `positions`: `(?U)[\s\S]*?[\s\S]*?.{1000}`, a thousand positions
-//!   live in every DFA state (the dense DFA is built).
+//!   live in every DFA state (the dense build is given up early too).
 //!
 //! Knob: `STREAM_REPLACE_BENCH_CLIFFS_KB` (text size, default 64).
 

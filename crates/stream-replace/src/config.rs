@@ -302,15 +302,15 @@ impl Config {
     /// The limit also bounds the build's time. Building a dense DFA works
     /// out each transition of each of its states by walking the epsilon
     /// closures of the NFA states it stands for, so a small DFA can still
-    /// take long to build when its states stand for many NFA states with
-    /// wide closures: `[\s\S]*?{1000}<think>{1000}\p{L}` has a dense DFA
-    /// under 1 MB that takes seconds to build, against milliseconds for
-    /// its lazy DFA. The build's memory for those NFA states is therefore
-    /// bounded too, by the limit divided by the alphabet's size and the
-    /// closures' width (with 32 bytes of work per byte of the limit): that
-    /// rule falls back to a lazy DFA in a fraction of a second, while this
-    /// crate's packs keep their dense DFA. Raising the limit raises both
-    /// bounds.
+    /// take long to build when its states stand for many NFA states:
+    /// `[\s\S]*?{1000}<think>{1000}\p{L}` has a dense DFA under 1 MB that
+    /// took seconds to build, against milliseconds for its lazy DFA. The
+    /// build's memory for those NFA states is therefore bounded too: to an
+    /// eighth of the limit (the packs' sets take about a tenth of their
+    /// DFA's size), and further by the alphabet's size and the closures'
+    /// width. Such rules fall back to a lazy DFA within a fraction of a
+    /// second, while this crate's packs keep their dense DFA. Raising the
+    /// limit raises every bound.
     ///
     /// # Example
     ///

@@ -176,6 +176,10 @@ const WORK_PER_LIMIT_BYTE: usize = 32;
 /// The closure width up to which one stored NFA state counts once.
 const NARROW_CLOSURE: usize = 128;
 
+/// The most of its size limit a dense build's determinizer may use for
+/// NFA state sets, as a divisor: an eighth.
+const SETS_SHARE: usize = 8;
+
 impl Dense {
     /// Determinizes `nfa` (built with the options the lazy DFA uses), or
     /// fails when the DFA would exceed `limit` bytes, or when the work to
@@ -223,7 +227,17 @@ impl Dense {
 /// dense DFA is under 1 MB but took seconds to build, where its lazy DFA
 /// takes milliseconds. Under this bound its dense build stops early and
 /// `DfaKind::Auto` falls back to the lazy DFA, while the packs and the
-/// PII rule sets still fit with room to spare.
+/// PII rule sets still fit.
+///
+/// The sets may also take at most an eighth of `limit` ([`SETS_SHARE`]).
+/// The work per stored NFA state is then bounded as well: it is the
+/// alphabet's size at least, even when closures are narrow. The rule sets
+/// that fit the limit store few NFA states per DFA state: the sets take
+/// 0.05 to 0.11 bytes per byte of the DFA for the packs and the benches'
+/// PII rules, whose dense DFAs come closest to the default limit. Rules
+/// such as `(?U)[\s\S]*?[\s\S]*?.{1000}` store up to a thousand
+/// positions in every DFA state: their sets took four times the DFA's
+/// size, or outgrew the limit before the DFA did, after seconds.
 ///
 /// The closure walk itself is bounded by `limit` steps; an NFA whose
 /// closures add up to more gets a bound of 1 byte (no dense DFA).
@@ -233,7 +247,8 @@ fn determinize_limit(nfa: &NFA, limit: usize) -> usize {
         return 1;
     };
     let per_byte = classes.saturating_mul(width.max(NARROW_CLOSURE)) / NARROW_CLOSURE;
-    (limit.saturating_mul(WORK_PER_LIMIT_BYTE) / per_byte.max(1)).clamp(1, limit)
+    let work = limit.saturating_mul(WORK_PER_LIMIT_BYTE) / per_byte.max(1);
+    work.min(limit / SETS_SHARE).max(1)
 }
 
 /// The most NFA states one epsilon closure from the target of a byte
@@ -439,8 +454,9 @@ mod tests {
     #[test]
     fn determinize_limit_shrinks_with_wide_closures_only() {
         let limit = 8 << 20;
-        // Narrow closures: the size limit alone.
-        assert_eq!(determinize_limit(&nfa(r"x{100}"), limit), limit);
+        // Narrow closures: the sets' share of the size limit.
+        assert_eq!(determinize_limit(&nfa(r"x{100}"), limit), limit / 8);
+        assert_eq!(determinize_limit(&nfa(r"x{100}"), 7), 1);
         // A thousand live loops: a small fraction of it.
         let wide = determinize_limit(&nfa(r"[\s\S]*?{1000}<think>{1000}\p{L}"), limit);
         assert!(wide < limit / 32, "{wide}");

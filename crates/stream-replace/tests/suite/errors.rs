@@ -325,48 +325,56 @@ fn fuzz_empty_braced_group_name_is_unknown() {
     assert_eq!(rules.replace_all("E"), "$ ${ $-");
 }
 
-/// Fuzz regression (`build_rules`): `[\s\S]*?{1000}<think>{1000}\p{L}`
-/// determinizes into a dense DFA under 1 MB, but every one of its states
-/// holds a thousand live loops, each closing over the others, so the
-/// dense build took seconds (a minute in the instrumented fuzz build)
-/// where the lazy DFA takes milliseconds. The dense build is bounded by
-/// its work as well as its size: the default `DfaKind::Auto` gives it up
-/// early and streams on the lazy DFA, and `DfaKind::Dense` fails with
-/// `TooBig` instead of working for seconds. Either way the rule replaces
-/// exactly. `(?U)[\s\S]*?[\s\S]*?.{1000}`, the second slow unit, stays
-/// within both bounds and must build and stream exactly too.
+/// Fuzz regressions (`build_rules`): rules whose dense DFA is small, or
+/// never fits, but slow to determinize, because every DFA state stands for
+/// many NFA states. `[\s\S]*?{1000}<think>{1000}\p{L}` keeps a thousand
+/// live loops in each, every one closing over the others: its dense DFA is
+/// under 1 MB and took seconds to build (a minute in the instrumented fuzz
+/// build), where its lazy DFA takes milliseconds. The others keep up to a
+/// thousand positions of `.{1000}` live in each state. The dense build is
+/// bounded by its work as well as its size: the default `DfaKind::Auto`
+/// gives the first two up early and streams on the lazy DFA, and
+/// `DfaKind::Dense` fails with `TooBig` instead of working for seconds.
+/// Every one of these rules must build and replace exactly.
 #[test]
 fn fuzz_slow_dense_builds_are_bounded() {
     use stream_replace::DfaKind;
-    let live_loops = r"[\s\S]*?{1000}<think>{1000}\p{L}";
     let build = |pattern: &str, kind: DfaKind| {
         Rules::builder()
             .regex(pattern, "[x]")
             .config(Config::new().dfa(kind))
             .build()
     };
-    let auto = build(live_loops, DfaKind::Auto).expect("builds on the lazy DFA");
-    assert_eq!(auto.dense_dfa_size(), None);
-    let e = build(live_loops, DfaKind::Dense).unwrap_err();
-    assert_eq!(e.kind(), &ErrorKind::TooBig, "{e}");
+    let live_loops = r"[\s\S]*?{1000}<think>{1000}\p{L}";
+    let positions = r"(?U)[\s\S]*?[\s\S]*?.{1000}";
+    for pattern in [live_loops, positions] {
+        let auto = build(pattern, DfaKind::Auto).expect("builds on the lazy DFA");
+        assert_eq!(auto.dense_dfa_size(), None, "{pattern}");
+        let e = build(pattern, DfaKind::Dense).unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::TooBig, "{pattern}: {e}");
+    }
 
     let closes = format!("a<think{}é.", ">".repeat(1000));
     let short = format!("a<think{}é.", ">".repeat(999));
-    let positions = r"(?U)[\s\S]*?[\s\S]*?.{1000}";
-    let long_line = "y".repeat(1500);
-    for (pattern, rules, texts) in [
-        (live_loops, auto, vec![closes.as_str(), short.as_str()]),
+    let line = format!("@x y{}", "z".repeat(1200));
+    let letters = format!("Éa{}", "A".repeat(1000));
+    let cases: &[(&str, &[&str])] = &[
+        (live_loops, &[&closes, &short]),
+        (positions, &[&line, &line[..999]]),
+        (r"\A@[\s\S]*?.[\s\S]*?\s.{1000}", &[&line, &line[..900]]),
+        (r"\A@[\s\S]*?.[\s\S]*?(?m).{1000}", &[&line]),
         (
-            positions,
-            build(positions, DfaKind::Auto).expect("builds"),
-            vec![long_line.as_str(), &long_line[..999]],
+            r"[\s\S]*?(?i)\p{L}[\s\S]*?a{1000}",
+            &[&letters, &letters[..900]],
         ),
-    ] {
+    ];
+    for &(pattern, texts) in cases {
+        let rules = build(pattern, DfaKind::Auto).expect("builds");
         let re = regex_automata::meta::Regex::new(pattern).unwrap();
         for text in texts {
             let mut expected = String::new();
             let mut last = 0;
-            for m in re.find_iter(text) {
+            for m in re.find_iter(*text) {
                 expected.push_str(&text[last..m.start()]);
                 expected.push_str("[x]");
                 last = m.end();
