@@ -25,6 +25,8 @@ use regex_automata::util::alphabet::ByteClasses;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 
+use super::nfa::push_epsilons;
+
 /// The DFA could not give a state: a quit, or a lazy cache that gave up.
 /// Either way the NFA takes over.
 #[derive(Debug)]
@@ -260,7 +262,14 @@ fn widest_closure(nfa: &NFA, budget: usize) -> Option<usize> {
         match state {
             State::ByteRange { trans } => targets.push(trans.next),
             State::Sparse(sparse) => targets.extend(sparse.transitions.iter().map(|t| t.next)),
-            State::Dense(table) => targets.extend(table.transitions.iter().copied()),
+            // `StateID::ZERO` marks a byte with no transition.
+            State::Dense(table) => targets.extend(
+                table
+                    .transitions
+                    .iter()
+                    .copied()
+                    .filter(|&next| next != StateID::ZERO),
+            ),
             _ => {}
         }
     }
@@ -281,12 +290,7 @@ fn widest_closure(nfa: &NFA, budget: usize) -> Option<usize> {
             if steps > budget {
                 return None;
             }
-            match nfa.state(id) {
-                State::Union { alternates } => stack.extend(alternates.iter().copied()),
-                State::BinaryUnion { alt1, alt2 } => stack.extend([*alt1, *alt2]),
-                State::Capture { next, .. } | State::Look { next, .. } => stack.push(*next),
-                _ => {}
-            }
+            push_epsilons(nfa.state(id), &mut stack);
         }
         widest = widest.max(width);
     }
@@ -409,7 +413,12 @@ mod tests {
             let nexts: Vec<StateID> = match state {
                 State::ByteRange { trans } => vec![trans.next],
                 State::Sparse(s) => s.transitions.iter().map(|t| t.next).collect(),
-                State::Dense(d) => d.transitions.to_vec(),
+                State::Dense(d) => d
+                    .transitions
+                    .iter()
+                    .copied()
+                    .filter(|&next| next != StateID::ZERO)
+                    .collect(),
                 _ => vec![],
             };
             for next in nexts {

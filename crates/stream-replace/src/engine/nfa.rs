@@ -196,11 +196,24 @@ pub(crate) fn first_bytes(nfa: &NFA) -> [u64; 4] {
                 }
             }
             State::Match { .. } => return [u64::MAX; 4],
-            State::Look { next, .. } | State::Capture { next, .. } => stack.push(*next),
-            State::Union { alternates } => stack.extend(alternates.iter().copied()),
-            State::BinaryUnion { alt1, alt2 } => stack.extend([*alt1, *alt2]),
-            State::Fail => {}
+            state => push_epsilons(state, &mut stack),
         }
     }
     set
+}
+
+/// Pushes the states an epsilon transition of `state` leads to onto
+/// `stack`, every look-around taken as passing, in no particular order;
+/// nothing for a state that consumes a byte, matches or fails.
+pub(crate) fn push_epsilons(state: &State, stack: &mut Vec<StateID>) {
+    match state {
+        State::Look { next, .. } | State::Capture { next, .. } => stack.push(*next),
+        State::Union { alternates } => stack.extend(alternates.iter().copied()),
+        State::BinaryUnion { alt1, alt2 } => stack.extend([*alt1, *alt2]),
+        State::ByteRange { .. }
+        | State::Sparse(_)
+        | State::Dense(_)
+        | State::Match { .. }
+        | State::Fail => {}
+    }
 }
