@@ -210,6 +210,9 @@ pub(crate) struct Program {
     /// What a stream does past its held limit (`Config::on_held_limit`):
     /// kept here, so that a feed takes only the limit's size.
     held_policy: HeldLimit,
+    /// The thread matcher alone, which may leave the gate's last window
+    /// of a call held idle (see `threads::window`).
+    holds_windows: bool,
 }
 
 /// The slot of each matcher in the stream's per-matcher arrays, in the
@@ -325,7 +328,15 @@ impl Program {
         };
         let literals_only = threads.is_none() && literal.as_ref().is_some_and(|p| p.is_fast());
         let literal_rules = lits.iter().map(|l| l.0).collect();
+        // Alone, as in `feed_part`, so that no merge with the literal
+        // matcher meets a thread matcher that stopped short of the tape's
+        // end.
+        let holds_windows = literal.is_none()
+            && threads
+                .as_ref()
+                .is_some_and(threads::Program::holds_windows);
         Ok(Program {
+            holds_windows,
             threads,
             rules: [thread_rules, literal_rules],
             literal_tokens: literals_only,
@@ -554,6 +565,13 @@ impl StreamState {
     /// Steps what was fed and releases what is decided.
     #[inline(always)]
     fn advance(&mut self, prog: &Program, whole_chars: bool, sink: &mut impl Sink) {
+        // The thread matcher may leave the gate's last window held and
+        // unscanned (see `threads::window`).
+        if prog.holds_windows && self.suppress.is_none() {
+            if let Some(t) = &mut self.threads {
+                t.set_lazy_end(true);
+            }
+        }
         // Most feeds end with nothing decided: the quick path keeps them
         // out of the merge.
         if self.suppress.is_some() || self.decided != NONE_DECIDED || !self.scan_quick(prog) {

@@ -458,6 +458,102 @@ proptest! {
     }
 }
 
+/// Patterns with a bounded part before a required literal (a gate): at
+/// the end of a feed that leaves nothing alive before their last window,
+/// the stream may hold that window idle instead of stepping it.
+const GATED_REGEXES: &[&str] = &[
+    r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
+    r"[a-z]{1,6}@[a-z]+",
+    r"\b[a-z0-9]{2,8}@\w",
+    r"[a-zé]{1,5}\.?@x",
+    r"(?:ab|b){1,3}@[a-c]",
+    r"x{0,3}[a-c]{1,3}@",
+    r"[^@\s]{1,10}@@",
+    r"(?m)^[a-c]{1,2}@",
+    r"\d{3}-\d{2}-\d{4}",
+    r"[a-z]{0,20}x",
+];
+
+/// Pieces of texts for [`GATED_REGEXES`]: base64, prose, the literals and
+/// what ends a head.
+const GATED_ATOMS: &[&str] = &[
+    "QUJDRGVmZ2hp",
+    "aGVsbG8gd29y",
+    "+/",
+    "/",
+    "=",
+    "\n",
+    " ",
+    "@",
+    "@@",
+    ".",
+    "ab",
+    "b",
+    "x",
+    "abc",
+    "é",
+    "中",
+    "123",
+    "-",
+    "45",
+    "6789",
+    "ann",
+    "ex.com",
+    "xyz",
+];
+
+fn gated_rules_strategy() -> impl Strategy<Value = Vec<Rule>> {
+    numbered(proptest::sample::select(GATED_REGEXES).prop_map(|p| Pat::Regex(p.to_string())))
+}
+
+fn gated_text_strategy() -> impl Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(GATED_ATOMS), 0..40).prop_map(|a| a.concat())
+}
+
+fn gated_bytes_strategy() -> impl Strategy<Value = Vec<u8>> {
+    let atom = prop_oneof![
+        8 => proptest::sample::select(GATED_ATOMS).prop_map(|a| a.as_bytes().to_vec()),
+        1 => proptest::sample::select(BAD_ATOMS).prop_map(|a| a.to_vec()),
+    ];
+    proptest::collection::vec(atom, 0..40).prop_map(|a| a.concat())
+}
+
+/// Continuations that complete the heads of [`GATED_REGEXES`] (with
+/// their suffixes: `"c@ex.com "`, `"@x "`, ...).
+const GATED_CONTINUATIONS: &[&str] = &[
+    "abc@ex.com ",
+    "ab.@x ",
+    "ab@@",
+    "bab@ab ",
+    "é@x ",
+    "abcx",
+    "123-45-6789 ",
+];
+
+proptest! {
+    #![proptest_config(config(128))]
+
+    /// Rules with a gate over base64 and prose, where a feed ends with the
+    /// gate's last window held: `&str` streams cut at random.
+    #[test]
+    fn gated_rules_match_oracle(rules in gated_rules_strategy(), text in gated_text_strategy(), cuts in cuts_strategy()) {
+        check_str(&rules, &text, &cuts)?;
+    }
+
+    /// The same on byte streams with invalid UTF-8.
+    #[test]
+    fn gated_rules_on_bytes_match_oracle(rules in gated_rules_strategy(), hay in gated_bytes_strategy(), cuts in cuts_strategy()) {
+        check_bytes(&rules, &hay, &cuts)?;
+    }
+
+    /// Decided before released and minimal hold-back where the last
+    /// window is held idle.
+    #[test]
+    fn gated_holdback_is_decided_and_minimal(rules in gated_rules_strategy(), prefix in gated_text_strategy()) {
+        check_holdback_with(&rules, &prefix, GATED_CONTINUATIONS)?;
+    }
+}
+
 /// `\w+` then `""` on `"é\x80"`: `meta::Regex`'s own `find_iter` drops the
 /// match `é` because it ends before a byte that continues no character
 /// (`regex-automata` leaves invalid UTF-8 unspecified there). We keep it, in

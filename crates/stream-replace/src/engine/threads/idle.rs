@@ -146,6 +146,9 @@ impl<D: Dfa> Core<D> {
     /// `StreamState::feed_part`).
     pub(crate) fn set_lazy(&mut self, yes: bool) {
         self.lazy = yes;
+        if !yes {
+            self.lazy_end = false;
+        }
     }
 
     /// With a gate, the positions where the gate cannot skip (the window
@@ -157,6 +160,19 @@ impl<D: Dfa> Core<D> {
     pub(super) fn gate_window(&self, prog: &Prog<D>) -> Option<(usize, usize)> {
         let gate = prog.gate.as_ref()?;
         Some(gate.window(&self.needles, self.lazy))
+    }
+
+    /// Whether a scan that reached `p` with nothing alive may stop there
+    /// (`lazy_stop`), or, under `set_lazy_end`, is in the gate's last
+    /// blind window, where its caller asks `hold_window` whether it may
+    /// stop (see `window`).
+    #[inline(always)]
+    pub(super) fn lazy_or_window_stop(&self, prog: &Prog<D>, p: usize) -> bool {
+        (self.lazy || self.lazy_end)
+            && prog
+                .gate
+                .as_ref()
+                .is_some_and(|g| g.blind(&self.needles, p))
     }
 
     /// Whether a scan that reached `p` with nothing alive may stop there

@@ -45,7 +45,8 @@
 //! nothing is alive, to that many bytes before the next literal, and
 //! `reverse` searches back from the literal for where such a part can
 //! begin at the earliest (the local part before the `@`); the threads run
-//! only from there.
+//! only from there. At the end of a call, `window` leaves the gate's last
+//! window idle and held rather than step a thread from each of its bytes.
 //!
 //! The files, as `regex-automata` keeps a DFA apart from its search loops:
 //!
@@ -57,8 +58,9 @@
 //!   the fast paths; `fallback`: the NFA loop;
 //! - one file per fast path, each saying on top when it is entered and why
 //!   it is exact: `idle`, `forward`, `quick`, `one_thread`,
-//!   `many_threads`, `suspend`, `escape`, `settle`, `resume`, `reverse` (the memos
-//!   they read are the engine's `single`, `tuples`, `futures` and `gate`);
+//!   `many_threads`, `suspend`, `escape`, `settle`, `resume`, `reverse`,
+//!   `window` (the memos they read are the engine's `single`, `tuples`,
+//!   `futures` and `gate`);
 //! - this file: `Threads`, the matcher the stream holds, over either DFA.
 //!
 //! Why each of these paths gives the general loop's answer: the crate's
@@ -79,6 +81,7 @@ mod settle;
 mod state;
 mod stream;
 mod suspend;
+mod window;
 
 #[cfg(test)]
 mod tests;
@@ -117,6 +120,16 @@ impl Threads {
         match &mut self.0 {
             Cores::Dense(c) => c.set_lazy(yes),
             Cores::Lazy(c) => c.set_lazy(yes),
+        }
+    }
+
+    /// With `yes`, the bytes fed next are the last of the caller's input
+    /// for this call, and more may follow in later calls (see
+    /// `Core::set_lazy_end`).
+    pub(crate) fn set_lazy_end(&mut self, yes: bool) {
+        match &mut self.0 {
+            Cores::Dense(c) => c.set_lazy_end(yes),
+            Cores::Lazy(c) => c.set_lazy_end(yes),
         }
     }
 }

@@ -52,7 +52,7 @@ impl<D: Dfa> Core<D> {
             let lb = tape.look_behind(self.pos);
             i = prog.skip_idle_seen(hay, base, i, lb, &mut self.needles, &mut self.forward, true);
             self.pos = i + base;
-            if self.lazy_stop(prog, self.pos) {
+            if self.lazy_or_window_stop(prog, self.pos) {
                 return Ok(());
             }
         }
@@ -115,13 +115,15 @@ impl<D: Dfa> Core<D> {
                     None => break,
                 }
             }
-            if self.lazy
+            if (self.lazy || self.lazy_end)
                 && prog
                     .gate
                     .as_ref()
                     .is_some_and(|g| g.blind(&self.needles, i + base))
             {
-                // Nothing alive, and only the last window is left.
+                // Nothing alive, and only the last window is left: under
+                // `lazy` the scan stops here, and under `lazy_end` the
+                // caller asks `hold_window` whether it may.
                 break;
             }
         }

@@ -271,6 +271,15 @@ impl Program {
         }))
     }
 
+    /// Whether a feed's scan may leave the gate's last window held idle
+    /// (see `window`): the fast paths are on and the rules have a gate.
+    pub(crate) fn holds_windows(&self) -> bool {
+        match &self.0 {
+            Progs::Dense(p) => p.fast && p.gate.is_some(),
+            Progs::Lazy(p) => p.fast && p.gate.is_some(),
+        }
+    }
+
     /// Whether the streams step a dense DFA built with the rules (rather
     /// than a lazy one), and its size.
     pub(crate) fn dense_size(&self) -> Option<usize> {

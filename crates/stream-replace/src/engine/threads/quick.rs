@@ -16,8 +16,8 @@
 
 use super::program::{Prog, Scratch};
 use super::state::{Core, Fallback, Mode};
+use super::window::open_future;
 use crate::engine::dfa::Dfa;
-use crate::engine::futures::Future;
 use crate::engine::single::{self, Memo};
 use crate::engine::tape::Tape;
 
@@ -37,7 +37,7 @@ impl<D: Dfa> Core<D> {
                 prog,
                 &mut cache,
                 &mut memo,
-                |sid, _| f.is_open(prog.dfa.index(sid)),
+                |_, sid, _| f.is_open(prog.dfa.index(sid)),
                 tape,
             );
             self.hint = hint;
@@ -45,11 +45,12 @@ impl<D: Dfa> Core<D> {
         }
         prog.with_scratch(|s: &mut Scratch<D>| {
             self.resume(s);
+            let futures = &mut s.futures;
             let done = self.run_quick(
                 prog,
                 &mut s.cache,
                 &mut s.single,
-                |sid, clears| s.futures.get(sid, clears) == Some(Future::Open),
+                |cache, sid, work_out| open_future(&prog.dfa, futures, cache, sid, work_out),
                 tape,
             );
             self.leave(s);
@@ -60,16 +61,19 @@ impl<D: Dfa> Core<D> {
     /// The common cases of `run` for a small feed, without its general
     /// machinery: one of the tight loops steps the whole feed (at most one
     /// live thread and no match recorded, or one thread stepped alone), and
-    /// the thread's future is known to be open. Returns false, having done
-    /// part of the work or none, when `run` must go on from where this
-    /// stopped.
+    /// the thread's future is known to be open, or the loop stopped idle
+    /// where `window` may hold the rest of the feed. Returns false, having
+    /// done part of the work or none, when `run` must go on from where
+    /// this stopped. `is_open` tells whether a state's future is known to
+    /// be open; with its last argument, one not known yet may be worked
+    /// out.
     #[inline(always)]
     pub(super) fn run_quick(
         &mut self,
         prog: &Prog<D>,
         cache: &mut D::Cache,
         memo: &mut impl Memo<D::Sid>,
-        is_open: impl FnOnce(D::Sid, usize) -> bool,
+        is_open: impl FnOnce(&mut D::Cache, D::Sid, bool) -> bool,
         tape: &Tape,
     ) -> bool {
         if !prog.fast || self.mode != Mode::Dfa || self.dfa_threads.len() > 1 {
@@ -93,7 +97,7 @@ impl<D: Dfa> Core<D> {
             return false;
         }
         if self.pos != tape.offset() {
-            return false;
+            return self.lazy_end && self.quick_window(prog, cache, tape, is_open);
         }
         let Some(&t) = self.dfa_threads.first() else {
             return true;
@@ -101,11 +105,26 @@ impl<D: Dfa> Core<D> {
         if D::STABLE && self.open == Some(t.sid) {
             return true;
         }
-        let open = is_open(t.sid, D::clear_count(cache));
+        let open = is_open(cache, t.sid, false);
         if D::STABLE && open {
             self.open = Some(t.sid);
         }
         open
+    }
+
+    /// `run_quick` stopped idle before the end of the tape: whether
+    /// `window` may hold the rest. Out of line, to keep the quick path's
+    /// code small.
+    #[cold]
+    #[inline(never)]
+    fn quick_window(
+        &mut self,
+        prog: &Prog<D>,
+        cache: &mut D::Cache,
+        tape: &Tape,
+        is_open: impl FnOnce(&mut D::Cache, D::Sid, bool) -> bool,
+    ) -> bool {
+        self.hold_window(prog, cache, tape, |cache, sid| is_open(cache, sid, true))
     }
 }
 

@@ -26,8 +26,9 @@ pub(super) mod path {
     pub(crate) const FORWARD: usize = 9;
     pub(crate) const ESCAPE: usize = 10;
     pub(crate) const REVERSE: usize = 11;
+    pub(crate) const WINDOW: usize = 12;
     #[cfg(test)]
-    pub(crate) const COUNT: usize = 12;
+    pub(crate) const COUNT: usize = 13;
 }
 
 #[cfg(test)]
@@ -119,6 +120,9 @@ pub(super) struct Core<D: Dfa> {
     pub(super) forward: usize,
     /// Set while more input follows in the same call (see `set_lazy`).
     pub(super) lazy: bool,
+    /// Set while the last bytes of a call are scanned and more input may
+    /// follow in later calls (see `set_lazy_end`).
+    pub(super) lazy_end: bool,
     /// The last state of a stable DFA seen open at the end of a feed (an
     /// email's local part goes on for a word): its memo lookup is skipped.
     pub(super) open: Option<D::Sid>,
@@ -141,6 +145,7 @@ impl<D: Dfa> Core<D> {
             needles: Seen::default(),
             forward: 0,
             lazy: false,
+            lazy_end: false,
             open: None,
         }
     }

@@ -105,6 +105,9 @@ impl<D: Dfa> Core<D> {
                 if self.lazy_stop(prog, self.pos) {
                     return Ok(None);
                 }
+                if self.lazy_end && self.hold_window_in(prog, s, tape) {
+                    return Ok(None);
+                }
             }
             if prog.fast {
                 let free = self.best.is_none() && self.suspended.is_none();
@@ -121,6 +124,9 @@ impl<D: Dfa> Core<D> {
                     }
                 } else if free && self.dfa_threads.len() <= 1 {
                     self.run_simple(prog, &mut s.cache, &mut s.single, tape)?;
+                    if self.lazy_end && self.hold_window_in(prog, s, tape) {
+                        return Ok(None);
+                    }
                 } else if self.dfa_threads.len() == 1 {
                     self.run_pending(prog, &mut s.cache, tape)?;
                 }

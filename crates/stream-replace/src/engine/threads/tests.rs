@@ -25,6 +25,9 @@ pub(super) struct Run {
     pub(super) decided: Vec<(usize, std::ops::Range<usize>)>,
     /// Indexed by the constants of `path`.
     pub(super) entered: [usize; path::COUNT],
+    /// After each chunk: the earliest position where a match could still
+    /// start (what the stream would hold from).
+    pub(super) live: Vec<usize>,
 }
 
 /// The DFA configurations the fast paths run on: dense, lazy, lazy with a
@@ -40,21 +43,35 @@ pub(super) fn configs() -> [Config; 4] {
 }
 
 /// Feeds `chunks` to a thread matcher over `rules`, then ends the input.
+/// Each chunk is scanned as the stream scans the last bytes of a call
+/// (`set_lazy_end`).
 pub(super) fn run(rules: &[&str], config: &Config, chunks: &[&[u8]]) -> Run {
+    run_with(rules, config, chunks, true)
+}
+
+/// `run`, with `lazy_end` saying whether each chunk is scanned as the
+/// last bytes of a call (the stream's `advance`) or not (then the gate's
+/// last window is always stepped).
+pub(super) fn run_with(rules: &[&str], config: &Config, chunks: &[&[u8]], lazy_end: bool) -> Run {
     let sources: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
     let prog = Program::new(&sources, config).expect("the rules build");
     let mut m = Threads::new(&prog);
     let mut tape = Tape::default();
     let mut decided = Vec::new();
+    let mut live = Vec::new();
     ENTERED.with(|c| c.set([0; path::COUNT]));
     for chunk in chunks {
         tape.push(chunk);
+        m.set_lazy_end(lazy_end);
         drive(&mut m, &prog, &mut tape, false, &mut decided);
+        m.set_lazy(false);
+        live.push(m.earliest_live(&prog));
     }
     drive(&mut m, &prog, &mut tape, true, &mut decided);
     Run {
         decided,
         entered: ENTERED.with(|c| c.get()),
+        live,
     }
 }
 
