@@ -130,8 +130,11 @@ impl<D: Dfa> Core<D> {
         let base = tape.base();
         let hay = &tape.bytes()[..end - base];
         let lb = tape.look_behind(self.pos);
+        // Under `set_lazy` a blind window is handed back unscanned: no
+        // reverse search there.
+        let blind = !self.lazy;
         let (seen, forward) = (&mut self.needles, &mut self.forward);
-        let p = prog.skip_idle_seen(hay, base, self.pos - base, lb, seen, forward, true) + base;
+        let p = prog.skip_idle_seen(hay, base, self.pos - base, lb, seen, forward, blind) + base;
         if p > self.pos {
             entered(path::IDLE);
         }

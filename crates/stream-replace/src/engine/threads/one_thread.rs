@@ -50,7 +50,16 @@ impl<D: Dfa> Core<D> {
             // Idle: the gate may skip (a segment fed lazily left its last
             // window unscanned, say).
             let lb = tape.look_behind(self.pos);
-            i = prog.skip_idle_seen(hay, base, i, lb, &mut self.needles, &mut self.forward, true);
+            let blind = !self.lazy;
+            i = prog.skip_idle_seen(
+                hay,
+                base,
+                i,
+                lb,
+                &mut self.needles,
+                &mut self.forward,
+                blind,
+            );
             self.pos = i + base;
             if self.lazy_or_window_stop(prog, self.pos) {
                 return Ok(());
@@ -106,7 +115,7 @@ impl<D: Dfa> Core<D> {
             }
             // Idle, with a prefilter to skip to the next possible start.
             let (seen, forward) = (&mut self.needles, &mut self.forward);
-            let j = prog.skip_idle_seen(hay, base, i, Some(hay[i - 1]), seen, forward, true);
+            let j = prog.skip_idle_seen(hay, base, i, Some(hay[i - 1]), seen, forward, !self.lazy);
             if j > i {
                 i = j;
                 let kind = prog.kind(Some(hay[i - 1]));

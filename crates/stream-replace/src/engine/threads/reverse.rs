@@ -3,7 +3,8 @@
 //! Entered in the idle scan (`Prog::skip_idle_seen`) after the gate's skip,
 //! when the program has a gate (so with `Prog::fast` set, see `gate`): from
 //! a needle the gate found and, in the threads' own idle scans, from where
-//! its search was blind. Each rule's part before its needle is its *head*
+//! its search was blind (not in a part fed under `set_lazy`, which hands
+//! that window back unscanned). Each rule's part before its needle is its *head*
 //! (at most the gate's `before` bytes).
 //!
 //! The gate alone skips to `before` bytes before the next needle (or
