@@ -21,6 +21,11 @@
 //!   1 MB in 4 KiB and 4-byte chunks, after one pass that is not counted
 //!   (a warm-up: the lazy DFAs' states are built by then, as in a
 //!   process that has served a few replies);
+//! - `floor_literal_4b`, `floor_regex_4b`: the same 1 MB in 4-byte chunks
+//!   under one rule that never matches, a literal or a regex whose first
+//!   byte never occurs: what a token-sized feed costs when the matcher has
+//!   nothing to do (the API, the tape and the output), the floor under
+//!   the `_4b` rows;
 //! - `five_whole`, `ascii_whole`: the whole-input baseline
 //!   (`corpus::Baseline`, one `meta::Regex` over the rules) on that 1 MB,
 //!   after one uncounted pass, in `stream_workload_whole`, for the ratio;
@@ -59,6 +64,8 @@ fn warm_rules(name: &str) -> Vec<corpus::Rule> {
     match name.split('_').next() {
         Some("five") => corpus::PII_FIVE.to_vec(),
         Some("ascii") => corpus::pii_ascii_b(),
+        Some("floor") if name.contains("literal") => corpus::FLOOR_LITERAL.to_vec(),
+        Some("floor") => corpus::FLOOR_REGEX.to_vec(),
         _ => corpus::PII_UNICODE_B.to_vec(),
     }
 }
@@ -157,7 +164,8 @@ fn run(name: &str) {
             println!("{name}: sent {sent} bytes");
             return;
         }
-        "five_4k" | "five_4b" | "ascii_4k" | "ascii_4b" | "unicode_4k" | "unicode_4b" => {
+        "five_4k" | "five_4b" | "ascii_4k" | "ascii_4b" | "unicode_4k" | "unicode_4b"
+        | "floor_literal_4b" | "floor_regex_4b" => {
             let text = corpus::corpus(1 << 20);
             let size = if name.ends_with("_4b") { 4 } else { 4096 };
             let input = vec![corpus::chunks(&text, size)];
@@ -195,7 +203,7 @@ fn run(name: &str) {
             eprintln!(
                 "unknown workload {name}: deny_1000_tokens, pii_tokens, pii_4k, \
                  five_4k, five_4b, five_whole, ascii_4k, ascii_4b, ascii_whole, \
-                 unicode_4k, unicode_4b, \
+                 unicode_4k, unicode_4b, floor_literal_4b, floor_regex_4b, \
                  email64_base64[_whole], email64_prose[_whole], \
                  az200x_base64[_whole], az200x_prose[_whole], \
                  pack_pii_before_tokens, pack_pii_secrets_tokens"
@@ -229,6 +237,8 @@ fn main() {
             "ascii_whole",
             "unicode_4k",
             "unicode_4b",
+            "floor_literal_4b",
+            "floor_regex_4b",
             "email64_base64",
             "email64_base64_whole",
             "email64_prose",

@@ -129,6 +129,15 @@ pub fn pii_pack() -> Vec<Rule> {
         .collect()
 }
 
+/// One literal that never occurs in the corpus: a stream's cost per feed
+/// when its matcher has nothing to do (the API, the tape and the output),
+/// the floor under the literal sets' rows.
+pub const FLOOR_LITERAL: &[Rule] = &[lit("\u{1}never\u{1}", "x")];
+
+/// One regex whose first byte never occurs in the corpus: the same floor
+/// for the regex sets, whose thread matcher steps every byte.
+pub const FLOOR_REGEX: &[Rule] = &[re(r"\x01[a-z]+", "x")];
+
 /// The name of the [`pii_pack`] rule set.
 pub const PII_PACK: &str = "pii_pack";
 
@@ -151,6 +160,8 @@ pub fn rule_sets() -> Vec<(&'static str, Vec<Rule>)> {
         ("pii_ascii_b", pii_ascii_b()),
         ("pii_unicode_b", PII_UNICODE_B.to_vec()),
         (PII_PACK, pii_pack()),
+        ("floor_literal", FLOOR_LITERAL.to_vec()),
+        ("floor_regex", FLOOR_REGEX.to_vec()),
     ]
 }
 
