@@ -170,9 +170,75 @@ impl StreamState {
             return self.check_limit(prog, max_held, whole_chars, sink);
         }
         if chunk.len() <= SMALL_CHUNK {
+            if prog.thread_tokens && self.feed_threads_token(prog, chunk, whole_chars, sink) {
+                return self.check_limit(prog, max_held, whole_chars, sink);
+            }
             return self.feed_small(prog, chunk, whole_chars, max_held, sink);
         }
         self.feed_segments(prog, chunk, whole_chars, max_held, sink)
+    }
+
+    /// The thread matcher's token path (`threads::token`), for a program
+    /// whose rules are all on it (`Program::thread_tokens`): when nothing
+    /// is decided or suppressed and the matcher can step `chunk` where it
+    /// is, releases what comes before the earliest live position, as
+    /// `advance` would, and returns true. Returns false, having changed
+    /// nothing, otherwise.
+    ///
+    /// Where that position is in the chunk, the held text and the chunk's
+    /// prefix are given to the sink as they are, and only the rest of the
+    /// chunk goes on the tape, after the look-behind the matcher needs.
+    #[inline(always)]
+    fn feed_threads_token(
+        &mut self,
+        prog: &Program,
+        chunk: &[u8],
+        whole_chars: bool,
+        sink: &mut impl Sink,
+    ) -> bool {
+        debug_assert!(!self.stopped);
+        if chunk.is_empty() || self.suppress.is_some() || self.decided != NONE_DECIDED {
+            return false;
+        }
+        // A `&str` feed after a byte feed that cut a character: the
+        // general path moves the release point back over the cut.
+        if whole_chars && is_continuation(chunk[0]) {
+            return false;
+        }
+        let (Some(t), Some(p)) = (&mut self.threads, &prog.threads) else {
+            return false;
+        };
+        let Some(live) = t.step_token(p, &self.tape, chunk) else {
+            return false;
+        };
+        self.token = false;
+        let offset = self.tape.offset();
+        match live.checked_sub(offset) {
+            Some(mut cut) => {
+                // Nothing before the chunk is held: the tape's text is
+                // released, then the chunk up to `cut` in place.
+                while whole_chars && cut > 0 && cut < chunk.len() && is_continuation(chunk[cut]) {
+                    cut -= 1;
+                }
+                self.release(offset, sink);
+                if cut > 0 {
+                    sink.input(chunk, 0..cut);
+                }
+                self.tape.push_released(chunk, cut);
+            }
+            None => {
+                self.tape.push(chunk);
+                let safe = if whole_chars {
+                    self.tape.boundary_before(live)
+                } else {
+                    live
+                };
+                self.release(safe, sink);
+                self.tape.compact();
+            }
+        }
+        self.check_invariants(prog);
+        true
     }
 
     /// A token-sized chunk, fed whole as one piece: scanning it in place

@@ -213,6 +213,9 @@ pub(crate) struct Program {
     /// The thread matcher alone, which may leave the gate's last window
     /// of a call held idle (see `threads::window`).
     holds_windows: bool,
+    /// The thread matcher alone, which may step a token-sized chunk where
+    /// it is (see `threads::token`).
+    thread_tokens: bool,
 }
 
 /// The slot of each matcher in the stream's per-matcher arrays, in the
@@ -335,8 +338,11 @@ impl Program {
             && threads
                 .as_ref()
                 .is_some_and(threads::Program::holds_windows);
+        let thread_tokens =
+            literal.is_none() && threads.as_ref().is_some_and(threads::Program::takes_tokens);
         Ok(Program {
             holds_windows,
+            thread_tokens,
             threads,
             rules: [thread_rules, literal_rules],
             literal_tokens: literals_only,

@@ -197,6 +197,26 @@ impl Tape {
         end
     }
 
+    /// Appends `chunk`, whose first `cut` bytes are released with
+    /// everything before them (the caller gave them out in place), keeping
+    /// the look-behind context: one copy where `append_released` and
+    /// `push` would make two.
+    #[inline(always)]
+    pub(crate) fn push_released(&mut self, chunk: &[u8], cut: usize) {
+        debug_assert!(self.emitted == self.offset() && cut <= chunk.len());
+        let emitted = self.offset() + cut;
+        if cut >= CONTEXT {
+            self.buf.clear();
+            extend_small(&mut self.buf, &chunk[cut - CONTEXT..]);
+            self.base = emitted - CONTEXT;
+            self.emitted = emitted;
+        } else {
+            extend_small(&mut self.buf, chunk);
+            self.emitted = emitted;
+            self.compact();
+        }
+    }
+
     /// Drops released bytes that are no longer needed as context, when they
     /// are at least half the buffer (so the cost is amortised linear) and
     /// at least `COMPACT_MIN` (so token-sized feeds do not move bytes each

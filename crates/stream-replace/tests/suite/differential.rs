@@ -458,6 +458,79 @@ proptest! {
     }
 }
 
+/// Cut points that make token-sized pieces of `hay`: sizes taken in turn
+/// from `sizes` (1 to 16 bytes, as a model's tokens and the thread
+/// matcher's token path take them), each moved forward to the next of
+/// `points`.
+fn token_cuts(points: &[usize], sizes: &[usize]) -> Vec<usize> {
+    let end = *points.last().expect("0 is a point");
+    let mut cuts = Vec::new();
+    let mut at = 0;
+    for &size in sizes.iter().cycle() {
+        let want = at + size;
+        if want >= end {
+            break;
+        }
+        at = *points
+            .iter()
+            .find(|&&p| p >= want)
+            .expect("the end is a point");
+        if at == end {
+            break;
+        }
+        cuts.push(at);
+    }
+    cuts
+}
+
+/// Streams fed token-sized pieces, in every engine configuration, equal
+/// the oracle: `&str` streams cut at character boundaries, byte streams
+/// anywhere.
+fn check_tokens(
+    rules: &[Rule],
+    hay: &[u8],
+    sizes: &[usize],
+    str_api: bool,
+) -> Result<(), TestCaseError> {
+    let want = Oracle::new(rules).replace(hay);
+    let (points, apis) = if str_api {
+        let text = std::str::from_utf8(hay).expect("a &str stream's input is UTF-8");
+        (run::char_boundaries(text), [Api::Str, Api::StrInto])
+    } else {
+        ((0..=hay.len()).collect(), [Api::Bytes, Api::BytesInto])
+    };
+    let cuts = token_cuts(&points, sizes);
+    for engine in ENGINES {
+        let compiled = compile_for(rules, engine);
+        for api in apis {
+            check_stream(&compiled, api, hay, &cuts, &want)?;
+        }
+    }
+    Ok(())
+}
+
+fn token_sizes_strategy() -> impl Strategy<Value = Vec<usize>> {
+    proptest::collection::vec(1usize..=16, 1..8)
+}
+
+proptest! {
+    #![proptest_config(config(128))]
+
+    /// Long texts fed in token-sized pieces, where a thread lives across
+    /// many feeds (and is stepped alone inside a long block): `&str`
+    /// streams equal the oracle.
+    #[test]
+    fn token_pieces_match_oracle(rules in long_rules_strategy(), text in long_text_strategy(), sizes in token_sizes_strategy()) {
+        check_tokens(&rules, text.as_bytes(), &sizes, true)?;
+    }
+
+    /// The same with byte streams that hold invalid UTF-8, cut anywhere.
+    #[test]
+    fn token_pieces_on_bytes_match_oracle(rules in long_rules_strategy(), hay in long_bytes_strategy(), sizes in token_sizes_strategy()) {
+        check_tokens(&rules, &hay, &sizes, false)?;
+    }
+}
+
 /// Patterns with a bounded part before a required literal (a gate): at
 /// the end of a feed that leaves nothing alive before their last window,
 /// the stream may hold that window idle instead of stepping it.

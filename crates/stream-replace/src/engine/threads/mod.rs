@@ -59,8 +59,8 @@
 //! - one file per fast path, each saying on top when it is entered and why
 //!   it is exact: `idle`, `forward`, `quick`, `one_thread`,
 //!   `many_threads`, `suspend`, `escape`, `settle`, `resume`, `reverse`,
-//!   `window` (the memos they read are the engine's `single`, `tuples`,
-//!   `futures` and `gate`);
+//!   `window`, `token` (the memos they read are the engine's `single`,
+//!   `tuples`, `futures` and `gate`);
 //! - this file: `Threads`, the matcher the stream holds, over either DFA.
 //!
 //! Why each of these paths gives the general loop's answer: the crate's
@@ -81,6 +81,7 @@ mod settle;
 mod state;
 mod stream;
 mod suspend;
+mod token;
 mod window;
 
 #[cfg(test)]
@@ -130,6 +131,26 @@ impl Threads {
         match &mut self.0 {
             Cores::Dense(c) => c.set_lazy_end(yes),
             Cores::Lazy(c) => c.set_lazy_end(yes),
+        }
+    }
+}
+
+impl Threads {
+    /// The token path (see `token`): steps `chunk`, the bytes that follow
+    /// `tape`, where it is. Returns the earliest position where a match may
+    /// still start when it applied the chunk (the caller then puts it on
+    /// the tape); `None`, having changed nothing, when the chunk needs the
+    /// general path. Only for a program that `takes_tokens`.
+    #[inline(always)]
+    pub(crate) fn step_token(
+        &mut self,
+        prog: &Program,
+        tape: &Tape,
+        chunk: &[u8],
+    ) -> Option<usize> {
+        match (&mut self.0, &prog.0) {
+            (Cores::Dense(c), Progs::Dense(p)) => c.step_token(p, tape, chunk),
+            _ => None,
         }
     }
 }

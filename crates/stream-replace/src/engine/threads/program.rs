@@ -271,6 +271,16 @@ impl Program {
         }))
     }
 
+    /// Whether a token-sized chunk may be stepped where it is (see
+    /// `token`): the fast paths are on, the DFA is dense with its frozen
+    /// memos, and the rules have no gate.
+    pub(crate) fn takes_tokens(&self) -> bool {
+        match &self.0 {
+            Progs::Dense(p) => p.fast && p.frozen.is_some() && p.gate.is_none(),
+            Progs::Lazy(_) => false,
+        }
+    }
+
     /// Whether a feed's scan may leave the gate's last window held idle
     /// (see `window`): the fast paths are on and the rules have a gate.
     pub(crate) fn holds_windows(&self) -> bool {

@@ -27,8 +27,9 @@ pub(super) mod path {
     pub(crate) const ESCAPE: usize = 10;
     pub(crate) const REVERSE: usize = 11;
     pub(crate) const WINDOW: usize = 12;
+    pub(crate) const TOKEN: usize = 13;
     #[cfg(test)]
-    pub(crate) const COUNT: usize = 13;
+    pub(crate) const COUNT: usize = 14;
 }
 
 #[cfg(test)]

@@ -75,6 +75,42 @@ pub(super) fn run_with(rules: &[&str], config: &Config, chunks: &[&[u8]], lazy_e
     }
 }
 
+/// `run`, with each chunk first offered to the token path (see `token`)
+/// when `token` is set and the program takes it, as the stream's small
+/// feeds are: a chunk it applies goes on the tape unscanned by the rest.
+pub(super) fn run_tokens(rules: &[&str], config: &Config, chunks: &[&[u8]], token: bool) -> Run {
+    let sources: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
+    let prog = Program::new(&sources, config).expect("the rules build");
+    let token = token && prog.takes_tokens();
+    let mut m = Threads::new(&prog);
+    let mut tape = Tape::default();
+    let mut decided = Vec::new();
+    let mut live = Vec::new();
+    ENTERED.with(|c| c.set([0; path::COUNT]));
+    for chunk in chunks {
+        if token {
+            if let Some(l) = m.step_token(&prog, &tape, chunk) {
+                tape.push(chunk);
+                m.check_invariants(&tape);
+                assert_eq!(l, m.earliest_live(&prog));
+                live.push(l);
+                continue;
+            }
+        }
+        tape.push(chunk);
+        m.set_lazy_end(true);
+        drive(&mut m, &prog, &mut tape, false, &mut decided);
+        m.set_lazy(false);
+        live.push(m.earliest_live(&prog));
+    }
+    drive(&mut m, &prog, &mut tape, true, &mut decided);
+    Run {
+        decided,
+        entered: ENTERED.with(|c| c.get()),
+        live,
+    }
+}
+
 fn drive(
     m: &mut Threads,
     prog: &Program,
