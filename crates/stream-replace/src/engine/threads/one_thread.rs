@@ -124,12 +124,7 @@ impl<D: Dfa> Core<D> {
                     None => break,
                 }
             }
-            if (self.lazy || self.lazy_end)
-                && prog
-                    .gate
-                    .as_ref()
-                    .is_some_and(|g| g.blind(&self.needles, i + base))
-            {
+            if self.lazy_or_window_stop(prog, i + base) {
                 // Nothing alive, and only the last window is left: under
                 // `lazy` the scan stops here, and under `lazy_end` the
                 // caller asks `hold_window` whether it may.
