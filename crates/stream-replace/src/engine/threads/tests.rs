@@ -53,32 +53,17 @@ pub(super) fn run(rules: &[&str], config: &Config, chunks: &[&[u8]]) -> Run {
 /// last bytes of a call (the stream's `advance`) or not (then the gate's
 /// last window is always stepped).
 pub(super) fn run_with(rules: &[&str], config: &Config, chunks: &[&[u8]], lazy_end: bool) -> Run {
-    let sources: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
-    let prog = Program::new(&sources, config).expect("the rules build");
-    let mut m = Threads::new(&prog);
-    let mut tape = Tape::default();
-    let mut decided = Vec::new();
-    let mut live = Vec::new();
-    ENTERED.with(|c| c.set([0; path::COUNT]));
-    for chunk in chunks {
-        tape.push(chunk);
-        m.set_lazy_end(lazy_end);
-        drive(&mut m, &prog, &mut tape, false, &mut decided);
-        m.set_lazy(false);
-        live.push(m.earliest_live(&prog));
-    }
-    drive(&mut m, &prog, &mut tape, true, &mut decided);
-    Run {
-        decided,
-        entered: ENTERED.with(|c| c.get()),
-        live,
-    }
+    run_all(rules, config, chunks, lazy_end, false)
 }
 
 /// `run`, with each chunk first offered to the token path (see `token`)
 /// when `token` is set and the program takes it, as the stream's small
 /// feeds are: a chunk it applies goes on the tape unscanned by the rest.
 pub(super) fn run_tokens(rules: &[&str], config: &Config, chunks: &[&[u8]], token: bool) -> Run {
+    run_all(rules, config, chunks, true, token)
+}
+
+fn run_all(rules: &[&str], config: &Config, chunks: &[&[u8]], lazy_end: bool, token: bool) -> Run {
     let sources: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
     let prog = Program::new(&sources, config).expect("the rules build");
     let token = token && prog.takes_tokens();
@@ -98,7 +83,7 @@ pub(super) fn run_tokens(rules: &[&str], config: &Config, chunks: &[&[u8]], toke
             }
         }
         tape.push(chunk);
-        m.set_lazy_end(true);
+        m.set_lazy_end(lazy_end);
         drive(&mut m, &prog, &mut tape, false, &mut decided);
         m.set_lazy(false);
         live.push(m.earliest_live(&prog));
