@@ -228,13 +228,8 @@ impl StreamState {
             }
             None => {
                 self.tape.push(chunk);
-                let safe = if whole_chars {
-                    self.tape.boundary_before(live)
-                } else {
-                    live
-                };
-                self.release(safe, sink);
-                self.tape.compact();
+                self.release_live(prog, live, whole_chars, sink);
+                return true;
             }
         }
         self.check_invariants(prog);

@@ -593,10 +593,26 @@ impl StreamState {
             self.advance_suppressed(prog, sink);
             return;
         }
-        let mut safe = self.earliest_live(prog);
-        if whole_chars {
-            safe = self.tape.boundary_before(safe);
-        }
+        let live = self.earliest_live(prog);
+        self.release_live(prog, live, whole_chars, sink);
+    }
+
+    /// Releases what comes before `live`, the earliest position where a
+    /// match may still start (moved back to a character boundary with
+    /// `whole_chars`), and compacts the tape: the end of a feed.
+    #[inline(always)]
+    fn release_live(
+        &mut self,
+        prog: &Program,
+        live: usize,
+        whole_chars: bool,
+        sink: &mut impl Sink,
+    ) {
+        let safe = if whole_chars {
+            self.tape.boundary_before(live)
+        } else {
+            live
+        };
         self.release(safe, sink);
         self.tape.compact();
         self.check_invariants(prog);

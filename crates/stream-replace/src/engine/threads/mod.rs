@@ -133,9 +133,7 @@ impl Threads {
             Cores::Lazy(c) => c.set_lazy_end(yes),
         }
     }
-}
 
-impl Threads {
     /// The token path (see `token`): steps `chunk`, the bytes that follow
     /// `tape`, where it is. Returns the earliest position where a match may
     /// still start when it applied the chunk (the caller then puts it on

@@ -102,12 +102,20 @@ impl<D: Dfa> Core<D> {
         let Some(&t) = self.dfa_threads.first() else {
             return true;
         };
-        if D::STABLE && self.open == Some(t.sid) {
+        self.known_open(t.sid, || is_open(cache, t.sid, false))
+    }
+
+    /// Whether the future of `sid`, the live thread's state at the end of
+    /// a feed, is known to be open (`is_open` asks the memo): the last
+    /// such state of a stable DFA is remembered, and its lookup skipped.
+    #[inline(always)]
+    pub(super) fn known_open(&mut self, sid: D::Sid, is_open: impl FnOnce() -> bool) -> bool {
+        if D::STABLE && self.open == Some(sid) {
             return true;
         }
-        let open = is_open(cache, t.sid, false);
+        let open = is_open();
         if D::STABLE && open {
-            self.open = Some(t.sid);
+            self.open = Some(sid);
         }
         open
     }

@@ -95,7 +95,7 @@ impl<D: Dfa> Core<D> {
         }
         let sid = single::Memo::state(&memo, prog, row);
         let alive = sid != prog.dfa.none();
-        if alive && !self.known_open(prog, f, sid) {
+        if alive && !self.known_open(sid, || f.is_open(prog.dfa.index(sid))) {
             return None;
         }
         single::Memo::leave(&mut memo, row);
@@ -138,30 +138,13 @@ impl<D: Dfa> Core<D> {
             }
             sid = n;
         }
-        if !self.known_open(prog, f, sid) {
+        if !self.known_open(sid, || f.is_open(prog.dfa.index(sid))) {
             return None;
         }
         self.dfa_threads[0].sid = sid;
         self.pos = end;
         entered(path::TOKEN);
         Some(self.best.map_or(t.start, |b| b.start.min(t.start)))
-    }
-
-    /// Whether the future of `sid`, a live thread's state at the end of a
-    /// chunk, is known to be open, as the quick path asks; remembers the
-    /// last such state, as it does.
-    #[inline(always)]
-    fn known_open(&mut self, prog: &Prog<D>, f: &FrozenMemos<D::Sid>, sid: D::Sid) -> bool {
-        if D::STABLE && self.open == Some(sid) {
-            return true;
-        }
-        if !f.is_open(prog.dfa.index(sid)) {
-            return false;
-        }
-        if D::STABLE {
-            self.open = Some(sid);
-        }
-        true
     }
 }
 
