@@ -26,6 +26,12 @@
 //!   byte never occurs: what a token-sized feed costs when the matcher has
 //!   nothing to do (the API, the tape and the output), the floor under
 //!   the `_4b` rows;
+//! - `five_dfa_4k`, `five_dfa_4b`: the DFA floor (`corpus::DfaFloor`: one
+//!   forward DFA stepped over each chunk and the chunk copied out, no
+//!   starts, no hold-back, not exact) of the five rules over the same 1 MB,
+//!   after one uncounted pass, in `stream_workload_floor`: what no exact
+//!   stream of those rules can undercut per feed (a dense DFA of the 8 PII
+//!   rules is too costly to build for a bench);
 //! - `five_whole`, `ascii_whole`: the whole-input baseline
 //!   (`corpus::Baseline`, one `meta::Regex` over the rules) on that 1 MB,
 //!   after one uncounted pass, in `stream_workload_whole`, for the ratio;
@@ -68,6 +74,12 @@ fn warm_rules(name: &str) -> Vec<corpus::Rule> {
         Some("floor") => corpus::FLOOR_REGEX.to_vec(),
         _ => corpus::PII_UNICODE_B.to_vec(),
     }
+}
+
+/// The DFA floor (`corpus::DfaFloor`) over `chunks`.
+#[inline(never)]
+fn stream_workload_floor(floor: &corpus::DfaFloor, chunks: &[&str], out: &mut String) -> usize {
+    floor.stream_chunks(chunks, out)
 }
 
 /// The whole-input baseline over `text`.
@@ -164,6 +176,17 @@ fn run(name: &str) {
             println!("{name}: sent {sent} bytes");
             return;
         }
+        "five_dfa_4k" | "five_dfa_4b" => {
+            let floor = corpus::DfaFloor::new(&warm_rules(name)).expect("a dense DFA builds");
+            let text = corpus::corpus(1 << 20);
+            let size = if name.ends_with("_4b") { 4 } else { 4096 };
+            let chunks = corpus::chunks(&text, size);
+            let mut out = String::with_capacity(8192);
+            floor.stream_chunks(&chunks, &mut out);
+            let seen = stream_workload_floor(&floor, black_box(&chunks), &mut out);
+            println!("{name}: {seen} match states seen");
+            return;
+        }
         "five_4k" | "five_4b" | "ascii_4k" | "ascii_4b" | "unicode_4k" | "unicode_4b"
         | "floor_literal_4b" | "floor_regex_4b" => {
             let text = corpus::corpus(1 << 20);
@@ -232,6 +255,8 @@ fn main() {
             "five_4k",
             "five_4b",
             "five_whole",
+            "five_dfa_4k",
+            "five_dfa_4b",
             "ascii_4k",
             "ascii_4b",
             "ascii_whole",

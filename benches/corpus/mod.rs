@@ -11,6 +11,8 @@
 // Each bench binary includes this module and uses a different part of it.
 #![allow(dead_code)]
 
+use regex_automata::dfa::{Automaton, dense};
+use regex_automata::util::primitives::StateID;
 use regex_automata::{Anchored, Input, PatternID, meta};
 use stream_replace::{Config, Pattern, Replacement, Replacer, Rules};
 
@@ -757,6 +759,68 @@ pub fn stream_chunks(r: &mut Replacer, chunks: &[&str], out: &mut String) -> usi
     sent += out.len() - keep;
     out.truncate(keep);
     sent
+}
+
+/// A floor under any exact stream of the same rules: one forward DFA over
+/// all of them (`regex_automata::dfa::dense`, unanchored, leftmost-first)
+/// stepped over each chunk with its state carried from chunk to chunk, and
+/// each chunk copied to the output and taken out as [`stream_chunks`] does.
+///
+/// It finds no starts, holds nothing back and replaces nothing (its output
+/// is its input), and where the DFA dies (after a match) it starts again
+/// at that byte, so it is not a stream anyone could ship. It is what stepping one DFA per byte
+/// and copying each chunk out costs per feed, with nothing else: the
+/// `floor_dfa` rows of the `throughput` bench and the `_dfa` workloads of
+/// the `instructions` bench.
+pub struct DfaFloor {
+    dfa: dense::DFA<Vec<u32>>,
+    start: StateID,
+}
+
+impl DfaFloor {
+    /// The DFA of `rules`, or `None` when a dense DFA cannot be built for
+    /// them (a Unicode `\b`).
+    pub fn new(rules: &[Rule]) -> Option<DfaFloor> {
+        let patterns: Vec<String> = rules
+            .iter()
+            .map(|r| {
+                if r.literal {
+                    regex_syntax::escape(r.pattern)
+                } else {
+                    r.pattern.to_string()
+                }
+            })
+            .collect();
+        let dfa = dense::DFA::new_many(&patterns).ok()?;
+        let start = dfa
+            .start_state_forward(&Input::new("").anchored(Anchored::No))
+            .ok()?;
+        Some(DfaFloor { dfa, start })
+    }
+
+    /// Steps and copies `chunks` as described above; returns the number of
+    /// match states seen, so that the stepping is not optimized away.
+    pub fn stream_chunks(&self, chunks: &[&str], out: &mut String) -> usize {
+        let keep = out.len();
+        let (dfa, start) = (&self.dfa, self.start);
+        let mut sid = start;
+        let mut matches = 0;
+        for chunk in chunks {
+            for &b in chunk.as_bytes() {
+                sid = dfa.next_state(sid, b);
+                if dfa.is_special_state(sid) {
+                    if dfa.is_match_state(sid) {
+                        matches += 1;
+                    } else if dfa.is_dead_state(sid) || dfa.is_quit_state(sid) {
+                        sid = dfa.next_state(start, b);
+                    }
+                }
+            }
+            out.push_str(chunk);
+            out.truncate(keep);
+        }
+        matches
+    }
 }
 
 /// The bytes [`stream_out`] puts before a stream's output: half a page.
