@@ -202,18 +202,23 @@ pub struct Baseline {
     validators: Vec<Option<Validator>>,
 }
 
+/// The rules' patterns as regexes, literals escaped.
+fn regex_patterns(rules: &[Rule]) -> Vec<String> {
+    rules
+        .iter()
+        .map(|r| {
+            if r.literal {
+                regex_syntax::escape(r.pattern)
+            } else {
+                r.pattern.to_string()
+            }
+        })
+        .collect()
+}
+
 impl Baseline {
     pub fn new(rules: &[Rule]) -> Baseline {
-        let patterns: Vec<String> = rules
-            .iter()
-            .map(|r| {
-                if r.literal {
-                    regex_syntax::escape(r.pattern)
-                } else {
-                    r.pattern.to_string()
-                }
-            })
-            .collect();
+        let patterns = regex_patterns(rules);
         Baseline {
             // No NFA size limit: a deny list of 100,000 terms must build.
             re: meta::Regex::builder()
@@ -781,16 +786,7 @@ impl DfaFloor {
     /// The DFA of `rules`, or `None` when a dense DFA cannot be built for
     /// them (a Unicode `\b`).
     pub fn new(rules: &[Rule]) -> Option<DfaFloor> {
-        let patterns: Vec<String> = rules
-            .iter()
-            .map(|r| {
-                if r.literal {
-                    regex_syntax::escape(r.pattern)
-                } else {
-                    r.pattern.to_string()
-                }
-            })
-            .collect();
+        let patterns = regex_patterns(rules);
         let dfa = dense::DFA::new_many(&patterns).ok()?;
         let start = dfa
             .start_state_forward(&Input::new("").anchored(Anchored::No))
