@@ -773,10 +773,10 @@ pub fn stream_chunks(r: &mut Replacer, chunks: &[&str], out: &mut String) -> usi
 ///
 /// It finds no starts, holds nothing back and replaces nothing (its output
 /// is its input), and where the DFA dies (after a match) it starts again
-/// at that byte, so it is not a stream anyone could ship. It is what stepping one DFA per byte
-/// and copying each chunk out costs per feed, with nothing else: the
-/// `floor_dfa` rows of the `throughput` bench and the `_dfa` workloads of
-/// the `instructions` bench.
+/// at that byte, so it is not a stream anyone could ship. It is what
+/// stepping one DFA per byte and copying each chunk out costs per feed,
+/// with nothing else: the `floor_dfa` rows of the `throughput` bench and
+/// the `_dfa` workloads of the `instructions` bench.
 pub struct DfaFloor {
     dfa: dense::DFA<Vec<u32>>,
     start: StateID,
