@@ -228,7 +228,16 @@ impl StreamState {
             }
             None => {
                 self.tape.push(chunk);
-                self.release_live(prog, live, whole_chars, sink);
+                if live > self.tape.emitted() {
+                    self.release_live(prog, live, whole_chars, sink);
+                } else {
+                    // Held from where the last feed released to (a
+                    // thread suspended in a long `<think>`):
+                    // `release_live` would release nothing. Its
+                    // compaction waits for the next feed that releases:
+                    // the tape's dead bytes grow only with a release.
+                    self.check_invariants(prog);
+                }
                 return true;
             }
         }

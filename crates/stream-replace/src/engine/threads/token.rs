@@ -85,10 +85,11 @@ impl<D: Dfa> Core<D> {
         let classes = &prog.classes;
         for (k, &b) in chunk.iter().enumerate() {
             let e = table[row + classes[b as usize] as usize];
-            if e & (single::KNOWN | single::EXIT) != single::KNOWN {
-                return None;
-            }
-            if e & single::RESTART != 0 {
+            // One test for the common byte (known, no exit, no restart).
+            if e & (single::KNOWN | single::EXIT | single::RESTART) != single::KNOWN {
+                if e & (single::KNOWN | single::EXIT) != single::KNOWN {
+                    return None;
+                }
                 start = offset + k;
             }
             row = (e & single::ROW) as usize;
