@@ -232,8 +232,9 @@ impl StreamState {
                     self.release_live(prog, live, whole_chars, sink);
                 } else {
                     // Held from where the last feed released to (a
-                    // thread suspended in a long `<think>`):
-                    // `release_live` would release nothing. Its
+                    // thread begun in an earlier chunk: a long word, a
+                    // `<think>` block): `release_live` would release
+                    // nothing. Its
                     // compaction waits for the next feed that releases:
                     // the tape's dead bytes grow only with a release.
                     self.check_invariants(prog);
