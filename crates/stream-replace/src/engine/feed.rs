@@ -170,7 +170,10 @@ impl StreamState {
             return self.check_limit(prog, max_held, whole_chars, sink);
         }
         if chunk.len() <= SMALL_CHUNK {
-            if prog.thread_tokens && self.feed_threads_token(prog, chunk, whole_chars, sink) {
+            if prog.thread_tokens
+                && (self.feed_threads_token::<false>(prog, chunk, whole_chars, sink)
+                    || self.feed_threads_few(prog, chunk, whole_chars, sink))
+            {
                 return self.check_limit(prog, max_held, whole_chars, sink);
             }
             return self.feed_small(prog, chunk, whole_chars, max_held, sink);
@@ -188,8 +191,11 @@ impl StreamState {
     /// Where that position is in the chunk, the held text and the chunk's
     /// prefix are given to the sink as they are, and only the rest of the
     /// chunk goes on the tape, after the look-behind the matcher needs.
+    ///
+    /// With `AGAIN`, the matcher's `step_token_again`: the chunk where
+    /// the first try met a second thread.
     #[inline(always)]
-    fn feed_threads_token(
+    fn feed_threads_token<const AGAIN: bool>(
         &mut self,
         prog: &Program,
         chunk: &[u8],
@@ -208,7 +214,12 @@ impl StreamState {
         let (Some(t), Some(p)) = (&mut self.threads, &prog.threads) else {
             return false;
         };
-        let Some(live) = t.step_token(p, &self.tape, chunk) else {
+        let step = if AGAIN {
+            t.step_token_again(p, &self.tape, chunk)
+        } else {
+            t.step_token(p, &self.tape, chunk)
+        };
+        let Some(live) = step else {
             return false;
         };
         self.token = false;
@@ -244,6 +255,20 @@ impl StreamState {
         }
         self.check_invariants(prog);
         true
+    }
+
+    /// `feed_threads_token` again, for a chunk the first try left to the
+    /// general path: it takes the chunk where a few threads are alive at
+    /// once. Out of line, so that the first try stays small.
+    #[inline(never)]
+    fn feed_threads_few(
+        &mut self,
+        prog: &Program,
+        chunk: &[u8],
+        whole_chars: bool,
+        sink: &mut impl Sink,
+    ) -> bool {
+        self.feed_threads_token::<true>(prog, chunk, whole_chars, sink)
     }
 
     /// A token-sized chunk, fed whole as one piece: scanning it in place

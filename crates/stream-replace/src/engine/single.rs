@@ -11,9 +11,10 @@
 //! transition is worked out once and then costs one table lookup.
 
 use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasherDefault, Hash};
 
 use super::automaton::{Automaton, LOOK_BEHINDS, MemoStart, byte_kind};
+use super::bytes::IdHasher;
 use super::dfa::Dfa;
 
 /// Configurations a scratch's memo keeps before it starts over.
@@ -130,8 +131,13 @@ impl<S: Copy + Eq> Memo<S> for Single<S> {
 #[derive(Debug)]
 pub(super) struct Frozen<S> {
     memo: Single<S>,
-    /// The row of each configuration.
-    rows: HashMap<(S, u8), usize>,
+    /// The row of each configuration (looked up where a feed begins off
+    /// the hint, and where the token path's few threads come down to one).
+    rows: HashMap<(S, u8), usize, BuildHasherDefault<IdHasher>>,
+    /// The row of the configuration with no thread alive, by the kind of
+    /// the byte before: its entry on a byte says whether a thread starts
+    /// there, and in which state after it.
+    idle: [usize; LOOK_BEHINDS.len()],
 }
 
 /// A frozen memo and the stream's own hint: the row where its last call
@@ -176,13 +182,34 @@ impl<S: Copy + Eq + Hash> Frozen<S> {
             }
             c += 1;
         }
-        let rows = memo
+        let rows: HashMap<(S, u8), usize, BuildHasherDefault<IdHasher>> = memo
             .configs
             .iter()
             .enumerate()
             .map(|(i, &c)| (c, i * (n + 1)))
             .collect();
-        Frozen { memo, rows }
+        // The idle configurations were added first, one per kind.
+        let idle = std::array::from_fn(|k| rows[&(prog.dfa.none(), k as u8)]);
+        Frozen { memo, rows, idle }
+    }
+
+    /// The row of the configuration with no thread alive after a byte of
+    /// kind `kind` (see `byte_kind`).
+    #[inline(always)]
+    pub(super) fn idle_row(&self, kind: u8) -> usize {
+        self.idle[kind as usize]
+    }
+
+    /// The table (see [`Single::table`]).
+    #[inline(always)]
+    pub(super) fn table(&self) -> &[u32] {
+        &self.memo.table
+    }
+
+    /// The thread state of the configuration at `row`.
+    #[inline(always)]
+    pub(super) fn state<D: Dfa<Sid = S>>(&self, prog: &Automaton<D>, row: usize) -> S {
+        self.memo.state(prog, row)
     }
 
     /// The bytes the memo takes.

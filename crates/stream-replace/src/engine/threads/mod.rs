@@ -151,6 +151,23 @@ impl Threads {
             _ => None,
         }
     }
+
+    /// `step_token` again, for a chunk it gave `None` for: steps it where
+    /// a few threads are alive at once (a second thread begun inside the
+    /// first one's run of bytes), as the general loop would. Returns what
+    /// `step_token` returns, and changes nothing when that is `None`.
+    #[inline(always)]
+    pub(crate) fn step_token_again(
+        &mut self,
+        prog: &Program,
+        tape: &Tape,
+        chunk: &[u8],
+    ) -> Option<usize> {
+        match (&mut self.0, &prog.0) {
+            (Cores::Dense(c), Progs::Dense(p)) => c.step_token_again(p, tape, chunk),
+            _ => None,
+        }
+    }
 }
 
 /// Calls a `Core` method on the DFA the program has. A stream is only ever

@@ -28,8 +28,9 @@ pub(super) mod path {
     pub(crate) const REVERSE: usize = 11;
     pub(crate) const WINDOW: usize = 12;
     pub(crate) const TOKEN: usize = 13;
+    pub(crate) const TOKEN_FEW: usize = 14;
     #[cfg(test)]
-    pub(crate) const COUNT: usize = 14;
+    pub(crate) const COUNT: usize = 15;
 }
 
 #[cfg(test)]

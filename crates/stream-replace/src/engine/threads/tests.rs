@@ -74,7 +74,11 @@ fn run_all(rules: &[&str], config: &Config, chunks: &[&[u8]], lazy_end: bool, to
     ENTERED.with(|c| c.set([0; path::COUNT]));
     for chunk in chunks {
         if token {
-            if let Some(l) = m.step_token(&prog, &tape, chunk) {
+            // As the stream does: the first try, then the second.
+            let step = m
+                .step_token(&prog, &tape, chunk)
+                .or_else(|| m.step_token_again(&prog, &tape, chunk));
+            if let Some(l) = step {
                 tape.push(chunk);
                 m.check_invariants(&tape);
                 assert_eq!(l, m.earliest_live(&prog));
