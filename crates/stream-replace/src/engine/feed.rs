@@ -214,12 +214,7 @@ impl StreamState {
         let (Some(t), Some(p)) = (&mut self.threads, &prog.threads) else {
             return false;
         };
-        let step = if AGAIN {
-            t.step_token_again(p, &self.tape, chunk)
-        } else {
-            t.step_token(p, &self.tape, chunk)
-        };
-        let Some(live) = step else {
+        let Some(live) = t.step_token::<AGAIN>(p, &self.tape, chunk) else {
             return false;
         };
         self.token = false;

@@ -139,32 +139,21 @@ impl Threads {
     /// still start when it applied the chunk (the caller then puts it on
     /// the tape); `None`, having changed nothing, when the chunk needs the
     /// general path. Only for a program that `takes_tokens`.
+    ///
+    /// With `AGAIN`, the second try for a chunk the first gave `None` for
+    /// (`Core::step_token_again`, out of line): it steps the chunk where a
+    /// few threads are alive at once (a second thread begun inside the
+    /// first one's run of bytes), as the general loop would.
     #[inline(always)]
-    pub(crate) fn step_token(
+    pub(crate) fn step_token<const AGAIN: bool>(
         &mut self,
         prog: &Program,
         tape: &Tape,
         chunk: &[u8],
     ) -> Option<usize> {
         match (&mut self.0, &prog.0) {
+            (Cores::Dense(c), Progs::Dense(p)) if AGAIN => c.step_token_again(p, tape, chunk),
             (Cores::Dense(c), Progs::Dense(p)) => c.step_token(p, tape, chunk),
-            _ => None,
-        }
-    }
-
-    /// `step_token` again, for a chunk it gave `None` for: steps it where
-    /// a few threads are alive at once (a second thread begun inside the
-    /// first one's run of bytes), as the general loop would. Returns what
-    /// `step_token` returns, and changes nothing when that is `None`.
-    #[inline(always)]
-    pub(crate) fn step_token_again(
-        &mut self,
-        prog: &Program,
-        tape: &Tape,
-        chunk: &[u8],
-    ) -> Option<usize> {
-        match (&mut self.0, &prog.0) {
-            (Cores::Dense(c), Progs::Dense(p)) => c.step_token_again(p, tape, chunk),
             _ => None,
         }
     }

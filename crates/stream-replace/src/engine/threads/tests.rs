@@ -76,8 +76,8 @@ fn run_all(rules: &[&str], config: &Config, chunks: &[&[u8]], lazy_end: bool, to
         if token {
             // As the stream does: the first try, then the second.
             let step = m
-                .step_token(&prog, &tape, chunk)
-                .or_else(|| m.step_token_again(&prog, &tape, chunk));
+                .step_token::<false>(&prog, &tape, chunk)
+                .or_else(|| m.step_token::<true>(&prog, &tape, chunk));
             if let Some(l) = step {
                 tape.push(chunk);
                 m.check_invariants(&tape);
