@@ -310,6 +310,10 @@ impl<D: Dfa> Core<D> {
                     hint: &mut hint,
                 };
                 let mut row = single::Memo::config(&mut memo, prog, sid, before)?;
+                // `step_token`'s loop, byte for byte, with its exits taken
+                // here. Kept apart from it on purpose: a shared inlined
+                // helper cost both loops instructions (BENCHMARKS.md, "A
+                // few threads on the token path").
                 while k < chunk.len() {
                     let b = chunk[k];
                     let e = table[row + classes[b as usize] as usize];
