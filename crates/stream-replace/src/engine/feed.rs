@@ -240,9 +240,9 @@ impl StreamState {
                     // Held from where the last feed released to (a
                     // thread begun in an earlier chunk: a long word, a
                     // `<think>` block): `release_live` would release
-                    // nothing. Its
-                    // compaction waits for the next feed that releases:
-                    // the tape's dead bytes grow only with a release.
+                    // nothing. Its compaction waits for the next feed
+                    // that releases: the tape's dead bytes grow only with
+                    // a release.
                     self.check_invariants(prog);
                 }
                 return true;
