@@ -21,6 +21,10 @@
 //!   1 MB in 4 KiB and 4-byte chunks, after one pass that is not counted
 //!   (a warm-up: the lazy DFAs' states are built by then, as in a
 //!   process that has served a few replies);
+//! - `literals_4k`, `literals_4b`: the throughput bench's three literals
+//!   (`corpus::LITERALS`) over the same 1 MB in 4 KiB and 4-byte chunks,
+//!   after one uncounted pass: the literal matcher's token path with
+//!   matches, beside the deny list's;
 //! - `floor_literal_4b`, `floor_regex_4b`: the same 1 MB in 4-byte chunks
 //!   under one rule that never matches, a literal or a regex whose first
 //!   byte never occurs: what a token-sized feed costs when the matcher has
@@ -72,6 +76,7 @@ fn warm_rules(name: &str) -> Vec<corpus::Rule> {
         Some("ascii") => corpus::pii_ascii_b(),
         Some("floor") if name.contains("literal") => corpus::FLOOR_LITERAL.to_vec(),
         Some("floor") => corpus::FLOOR_REGEX.to_vec(),
+        Some("literals") => corpus::LITERALS.to_vec(),
         _ => corpus::PII_UNICODE_B.to_vec(),
     }
 }
@@ -188,7 +193,7 @@ fn run(name: &str) {
             return;
         }
         "five_4k" | "five_4b" | "ascii_4k" | "ascii_4b" | "unicode_4k" | "unicode_4b"
-        | "floor_literal_4b" | "floor_regex_4b" => {
+        | "floor_literal_4b" | "floor_regex_4b" | "literals_4k" | "literals_4b" => {
             let text = corpus::corpus(1 << 20);
             let size = if name.ends_with("_4b") { 4 } else { 4096 };
             let input = vec![corpus::chunks(&text, size)];
@@ -262,6 +267,8 @@ fn main() {
             "ascii_whole",
             "unicode_4k",
             "unicode_4b",
+            "literals_4k",
+            "literals_4b",
             "floor_literal_4b",
             "floor_regex_4b",
             "email64_base64",
