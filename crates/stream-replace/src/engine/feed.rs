@@ -541,7 +541,7 @@ impl StreamState {
         let offset = self.tape.offset();
         let end = offset + chunk.len();
         self.tape.compact();
-        self.tape.push_copy(chunk);
+        self.tape.push_reserving(chunk);
         for &(n, rule, len) in &found.matches[..found.len] {
             let (m_start, m_end) = (offset + n - len, offset + n);
             self.tape.set_last_end(Some(m_end));
@@ -588,7 +588,7 @@ impl StreamState {
             // prefix are released.
             debug_assert!(feed.cut == 0 && feed.safe >= self.tape.emitted());
             self.tape.compact();
-            self.tape.push_copy(chunk);
+            self.tape.push_reserving(chunk);
             self.tape.skip_to(feed.safe);
         }
         // Only where `&str` feeds may take the path too (no literal

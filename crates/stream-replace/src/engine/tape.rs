@@ -118,11 +118,12 @@ impl Tape {
         self.buf.extend_from_slice(chunk);
     }
 
-    /// Appends a chunk of input with one copy. A fresh tape first takes
-    /// room for what it keeps between compactions, so that a stream fed
-    /// tokens allocates once, not at each doubling.
+    /// Appends a chunk of input as `push` does, but a fresh tape first
+    /// takes room for what it keeps between compactions, so that a stream
+    /// fed tokens allocates once, not at each doubling. For the literal
+    /// matcher's token path (`feed_token_matches`, `commit_literals`).
     #[inline(always)]
-    pub(crate) fn push_copy(&mut self, chunk: &[u8]) {
+    pub(crate) fn push_reserving(&mut self, chunk: &[u8]) {
         if self.buf.capacity() == 0 {
             self.buf.reserve(2 * COMPACT_MIN);
         }
